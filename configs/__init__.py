@@ -1,0 +1,3 @@
+"""Per-task configs. Importing this package registers the built-in tasks."""
+
+from configs import gym_tasks  # noqa: F401

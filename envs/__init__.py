@@ -1,0 +1,1 @@
+"""Environments: the Gymnasium adapter, batched MuJoCo tasks, and the task registry."""

@@ -1,0 +1,113 @@
+"""Gymnasium adapter: any Gymnasium id as a batched env satisfying ``rl_core.env_api.VecEnv``.
+
+Uses Gymnasium 1.x's SAME_STEP autoreset: when an env's episode ends, ``step`` returns the first observation
+of the next episode and the last observation of the finished one in ``info["final_obs"]``. So every stored
+transition is a real one (nothing is learned across a reset), and a truncated episode is bootstrapped from the
+value of its true final observation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, Optional
+
+import gymnasium as gym
+import numpy as np
+import torch
+from gymnasium.wrappers import FlattenObservation
+
+from rl_core.config import EnvConfig
+from rl_core.config_io import require
+from rl_core.env_api import ActionSpec, Obs
+from rl_core.errors import UserError
+
+
+@dataclass(frozen=True)
+class GymEnvConfig(EnvConfig):
+    """A Gymnasium environment id, vectorized."""
+
+    env_id: str = "CartPole-v1"
+    """Gymnasium id, e.g. CartPole-v1, Pendulum-v1, BipedalWalker-v3, Ant-v5."""
+    vectorization: Literal["sync", "async"] = "sync"
+    """sync: all envs in this process (best for cheap envs); async: one subprocess per env."""
+    max_episode_steps: Optional[int] = None
+    """Override the id's time limit (null: keep the registered one)."""
+    clip_actions: bool = True
+    """Clip continuous actions to the action space bounds before stepping (the policy keeps the raw sample)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        require(bool(self.env_id), "env.env_id", self.env_id, "a Gymnasium id such as CartPole-v1")
+        require(self.max_episode_steps is None or self.max_episode_steps >= 1, "env.max_episode_steps",
+                self.max_episode_steps, "null or an integer >= 1")
+
+
+def _flatten_if_needed(env: gym.Env) -> gym.Env:
+    space = env.observation_space
+    if isinstance(space, gym.spaces.Box) and len(space.shape) == 1:
+        return env
+    return FlattenObservation(env)
+
+
+class GymVecEnv:
+    """Batched Gymnasium env on the CPU; tensors are handed to the runner as float32 / bool torch tensors."""
+
+    def __init__(self, cfg: GymEnvConfig, device: str | torch.device = "cpu"):
+        kwargs: dict[str, Any] = {}
+        if cfg.max_episode_steps is not None:
+            kwargs["max_episode_steps"] = cfg.max_episode_steps
+        try:
+            self.vec = gym.make_vec(
+                cfg.env_id, num_envs=cfg.num_envs, vectorization_mode=cfg.vectorization,
+                vector_kwargs={"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP},
+                wrappers=[_flatten_if_needed], **kwargs)
+        except gym.error.DependencyNotInstalled as e:
+            raise UserError(f"task {cfg.env_id} needs an extra package: {str(e).splitlines()[0]}") from None
+        self.cfg = cfg
+        self.num_envs = cfg.num_envs
+        self.device = torch.device(device)
+        obs_space = self.vec.single_observation_space
+        act_space = self.vec.single_action_space
+        self.obs_dims = {"policy": int(np.prod(obs_space.shape))}
+        if isinstance(act_space, gym.spaces.Discrete):
+            self.action_spec = ActionSpec(discrete=True, n=int(act_space.n))
+            self._low = self._high = None
+        elif isinstance(act_space, gym.spaces.Box) and len(act_space.shape) == 1:
+            self._low, self._high = act_space.low.astype(np.float32), act_space.high.astype(np.float32)
+            self.action_spec = ActionSpec(discrete=False, n=int(act_space.shape[0]),
+                                          low=tuple(float(x) for x in self._low), high=tuple(float(x) for x in self._high))
+        else:
+            raise UserError(f"task {cfg.env_id}: action space {act_space} is not supported (Discrete or 1-D Box only)")
+        self._action_offset = int(getattr(act_space, "start", 0)) if self.action_spec.discrete else 0
+        self.max_episode_steps = self.vec.spec.max_episode_steps if self.vec.spec is not None else None
+
+    def _obs(self, x: np.ndarray) -> Obs:
+        return {"policy": torch.as_tensor(np.asarray(x, dtype=np.float32).reshape(self.num_envs, -1), device=self.device)}
+
+    def reset(self, seed: int | None = None) -> Obs:
+        obs, _ = self.vec.reset(seed=seed)
+        return self._obs(obs)
+
+    def step(self, actions: torch.Tensor) -> tuple[Obs, torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:
+        a = actions.detach().cpu().numpy()
+        if self.action_spec.discrete:
+            a = a.astype(np.int64) + self._action_offset
+        elif self.cfg.clip_actions:
+            a = np.clip(a, self._low, self._high)
+        obs, rew, term, trunc, info = self.vec.step(a)
+        term = np.asarray(term, dtype=bool)
+        trunc = np.asarray(trunc, dtype=bool) & ~term
+        out_info: dict[str, Any] = {"final_obs": None}
+        if trunc.any():
+            final = np.array(obs, dtype=np.float32, copy=True).reshape(self.num_envs, -1)
+            for i in np.flatnonzero(trunc):
+                final[i] = np.asarray(info["final_obs"][i], dtype=np.float32).reshape(-1)
+            out_info["final_obs"] = self._obs(final)
+        return (self._obs(obs), torch.as_tensor(np.asarray(rew, dtype=np.float32), device=self.device),
+                torch.as_tensor(term, device=self.device), torch.as_tensor(trunc, device=self.device), out_info)
+
+    def render_frames(self) -> Any:
+        return self.vec.render()
+
+    def close(self) -> None:
+        self.vec.close()

@@ -1,0 +1,184 @@
+"""Typed, frozen configs of the learner: policy, PPO, runner, and the bundle that train.py resolves.
+
+Each field has a docstring (shown by ``train.py --help``). Every value is checked when the config is built,
+so a bad value fails before any environment is created.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Literal, Optional
+
+from rl_core.config_io import check_types, require
+
+Activation = Literal["elu", "relu", "tanh", "selu", "gelu", "silu", "leaky_relu"]
+
+
+@dataclass(frozen=True)
+class EnvConfig:
+    """Base of every environment config (the env package defines the concrete ones)."""
+
+    num_envs: int = 16
+    """Number of environments stepped in lock-step (the batch width of a rollout)."""
+
+    def __post_init__(self) -> None:
+        check_types(self, "env.")
+        require(self.num_envs >= 1, "env.num_envs", self.num_envs, "an integer >= 1")
+
+
+@dataclass(frozen=True)
+class PolicyConfig:
+    """Actor-critic networks and the action distribution."""
+
+    actor_hidden_dims: tuple[int, ...] = (64, 64)
+    """Hidden layer sizes of the actor MLP."""
+    critic_hidden_dims: tuple[int, ...] = (64, 64)
+    """Hidden layer sizes of the critic MLP (separate network from the actor)."""
+    activation: Activation = "elu"
+    """Activation function between hidden layers."""
+    init_noise_std: float = 1.0
+    """Initial standard deviation of the Gaussian action noise (continuous actions)."""
+    min_std: float = 0.01
+    """Lower bound of the action std; keeps the Gaussian valid (no 'std >= 0' crashes)."""
+    max_std: float = 10.0
+    """Upper bound of the action std."""
+    normalize_obs: bool = True
+    """Normalize observations by running mean/variance; the statistics are saved and exported with the policy."""
+    obs_clip: float = 10.0
+    """Normalized observations are clipped to [-obs_clip, obs_clip]."""
+    orthogonal_init: bool = True
+    """Orthogonal weight init (gain sqrt(2) hidden, 0.01 actor output, 1.0 critic output); else torch defaults."""
+
+    def __post_init__(self) -> None:
+        check_types(self, "policy.")
+        for name in ("actor_hidden_dims", "critic_hidden_dims"):
+            dims = getattr(self, name)
+            require(len(dims) >= 1 and all(d >= 1 for d in dims), f"policy.{name}", list(dims),
+                    "a non-empty list of integers >= 1")
+        require(self.init_noise_std > 0, "policy.init_noise_std", self.init_noise_std, "a number > 0")
+        require(self.min_std > 0, "policy.min_std", self.min_std, "a number > 0")
+        require(self.max_std > self.min_std, "policy.max_std", self.max_std, f"a number > policy.min_std ({self.min_std})")
+        require(self.obs_clip > 0, "policy.obs_clip", self.obs_clip, "a number > 0")
+
+
+@dataclass(frozen=True)
+class PPOConfig:
+    """Proximal Policy Optimization hyperparameters (rsl_rl names and defaults)."""
+
+    num_learning_epochs: int = 5
+    """Passes over the rollout per iteration."""
+    num_mini_batches: int = 4
+    """Minibatches per epoch; num_envs * num_steps_per_env must be divisible by it."""
+    clip_param: float = 0.2
+    """PPO ratio clip epsilon (also the value-clip range when use_clipped_value_loss)."""
+    gamma: float = 0.99
+    """Discount factor."""
+    lam: float = 0.95
+    """GAE lambda."""
+    value_loss_coef: float = 1.0
+    """Weight of the value loss."""
+    use_clipped_value_loss: bool = True
+    """Clip the value prediction around the rollout's old value (PPO2 style)."""
+    entropy_coef: float = 0.01
+    """Weight of the entropy bonus."""
+    learning_rate: float = 1e-3
+    """Initial Adam learning rate."""
+    schedule: Literal["fixed", "linear", "adaptive"] = "adaptive"
+    """fixed: constant; linear: decays to 0 over the run; adaptive: rsl_rl KL rule per minibatch."""
+    desired_kl: float = 0.01
+    """Target KL(old || new) of the adaptive schedule."""
+    target_kl: Optional[float] = None
+    """If set, stop the epochs of an iteration early once the minibatch KL exceeds it (null: never)."""
+    max_grad_norm: float = 1.0
+    """Global gradient-norm clip over actor and critic."""
+    normalize_advantage_per_minibatch: bool = False
+    """Normalize advantages per minibatch instead of once over the whole rollout."""
+    normalize_rewards: bool = False
+    """Scale rewards by the running std of the discounted return (VecNormalize style) for learning only."""
+    adam_eps: float = 1e-5
+    """Adam epsilon."""
+
+    def __post_init__(self) -> None:
+        check_types(self, "algorithm.")
+        require(self.num_learning_epochs >= 1, "algorithm.num_learning_epochs", self.num_learning_epochs, "an integer >= 1")
+        require(self.num_mini_batches >= 1, "algorithm.num_mini_batches", self.num_mini_batches, "an integer >= 1")
+        require(self.clip_param > 0, "algorithm.clip_param", self.clip_param, "a number > 0")
+        require(0 < self.gamma <= 1, "algorithm.gamma", self.gamma, "a number in (0, 1]")
+        require(0 <= self.lam <= 1, "algorithm.lam", self.lam, "a number in [0, 1]")
+        require(self.value_loss_coef >= 0, "algorithm.value_loss_coef", self.value_loss_coef, "a number >= 0")
+        require(self.entropy_coef >= 0, "algorithm.entropy_coef", self.entropy_coef, "a number >= 0")
+        require(0 < self.learning_rate < 1, "algorithm.learning_rate", self.learning_rate, "a number in (0, 1)")
+        require(self.desired_kl > 0, "algorithm.desired_kl", self.desired_kl, "a number > 0")
+        require(self.target_kl is None or self.target_kl > 0, "algorithm.target_kl", self.target_kl, "null or a number > 0")
+        require(self.max_grad_norm > 0, "algorithm.max_grad_norm", self.max_grad_norm, "a number > 0")
+        require(self.adam_eps > 0, "algorithm.adam_eps", self.adam_eps, "a number > 0")
+
+
+@dataclass(frozen=True)
+class RunnerConfig:
+    """The training loop: rollout length, run length, seeding, device, checkpoints."""
+
+    num_steps_per_env: int = 24
+    """Control steps each env contributes to one rollout (rollout length T)."""
+    max_iterations: int = 100
+    """Number of iterations (rollout + update) of the run; see max_env_steps."""
+    max_env_steps: Optional[int] = None
+    """If set, the run length in env steps instead (iterations = ceil(steps / (num_envs * T)))."""
+    seed: int = 1
+    """Seed of torch, the environments and the minibatch shuffling."""
+    device: str = "cpu"
+    """Policy device: 'cpu', 'cuda' or 'cuda:N'."""
+    save_interval: int = 50
+    """Write a checkpoint every this many iterations (and always at the end)."""
+    torch_threads: int = 0
+    """Torch intra-op threads (0: torch's default, i.e. all cores)."""
+    log_window: int = 100
+    """Episode statistics are means over the last this many finished episodes."""
+
+    def __post_init__(self) -> None:
+        check_types(self, "runner.")
+        require(self.num_steps_per_env >= 1, "runner.num_steps_per_env", self.num_steps_per_env, "an integer >= 1")
+        require(self.max_iterations >= 1, "runner.max_iterations", self.max_iterations, "an integer >= 1")
+        require(self.max_env_steps is None or self.max_env_steps >= 1, "runner.max_env_steps", self.max_env_steps,
+                "null or an integer >= 1")
+        require(self.seed >= 0, "runner.seed", self.seed, "an integer >= 0")
+        require(self.device == "cpu" or self.device == "cuda" or (self.device.startswith("cuda:") and self.device[5:].isdigit()),
+                "runner.device", self.device, "'cpu', 'cuda' or 'cuda:N'")
+        require(self.save_interval >= 1, "runner.save_interval", self.save_interval, "an integer >= 1")
+        require(self.torch_threads >= 0, "runner.torch_threads", self.torch_threads, "an integer >= 0")
+        require(self.log_window >= 1, "runner.log_window", self.log_window, "an integer >= 1")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Everything a training run needs; written to the run folder as config.yaml."""
+
+    env: EnvConfig = field(default_factory=EnvConfig)
+    """Environment settings (the concrete type depends on the task)."""
+    policy: PolicyConfig = field(default_factory=PolicyConfig)
+    """Networks and action distribution."""
+    algorithm: PPOConfig = field(default_factory=PPOConfig)
+    """PPO hyperparameters."""
+    runner: RunnerConfig = field(default_factory=RunnerConfig)
+    """Training loop settings."""
+
+    def __post_init__(self) -> None:
+        check_types(self)
+        batch = self.env.num_envs * self.runner.num_steps_per_env
+        require(batch % self.algorithm.num_mini_batches == 0, "algorithm.num_mini_batches", self.algorithm.num_mini_batches,
+                f"a divisor of env.num_envs * runner.num_steps_per_env = {batch}")
+        require(batch // self.algorithm.num_mini_batches >= 2, "algorithm.num_mini_batches", self.algorithm.num_mini_batches,
+                f"at most {batch // 2} so that each minibatch holds 2 or more samples")
+
+    @property
+    def batch_size(self) -> int:
+        """Samples per iteration."""
+        return self.env.num_envs * self.runner.num_steps_per_env
+
+    @property
+    def total_iterations(self) -> int:
+        """Iterations of the run (max_env_steps wins when set)."""
+        if self.runner.max_env_steps is not None:
+            return math.ceil(self.runner.max_env_steps / self.batch_size)
+        return self.runner.max_iterations

@@ -1,0 +1,17 @@
+"""Errors that reach the user as one line (train.py / play.py print them and exit with status 2)."""
+
+
+class UserError(Exception):
+    """A problem caused by input (CLI value, config field, file). Its message is one complete line."""
+
+
+class ConfigError(UserError):
+    """A config field holds a value that is not allowed."""
+
+    def __init__(self, field: str, value: object, allowed: str):
+        self.field, self.value, self.allowed = field, value, allowed
+        super().__init__(f"config error: {field}={value!r} is not allowed; expected {allowed}")
+
+
+class CheckpointError(UserError):
+    """A checkpoint file is missing, corrupt, untrusted or does not fit the task."""

@@ -1,0 +1,45 @@
+"""Per-iteration logging: one console line and TensorBoard scalars (flushed every iteration)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from torch.utils.tensorboard import SummaryWriter
+
+
+class Logger:
+    """Writes scalars to TensorBoard and a progress line to stdout."""
+
+    def __init__(self, run_dir: Path, total_iterations: int, quiet: bool = False):
+        self.writer = SummaryWriter(log_dir=str(run_dir))
+        self.total = total_iterations
+        self.quiet = quiet
+
+    def log(self, iteration: int, env_steps: int, scalars: dict[str, float], eta_s: float) -> None:
+        for name, value in scalars.items():
+            self.writer.add_scalar(name, value, env_steps)
+        self.writer.flush()
+        if self.quiet:
+            return
+        s = scalars
+        ret = s.get("Episode/mean_return")
+        length = s.get("Episode/mean_length")
+        episode = f"ret {ret:9.2f} len {length:7.1f}" if ret is not None else "ret       n/a len     n/a"
+        line = (
+            f"it {iteration:5d}/{self.total} | steps {env_steps:>10,d} | {s['Perf/samples_per_s']:9,.0f} sps "
+            f"(collect {s['Perf/collection_time_s']:.2f}s learn {s['Perf/learning_time_s']:.2f}s) | {episode} | "
+            f"vloss {s['Loss/value']:.3g} ploss {s['Loss/surrogate']:+.3g} ent {s['Policy/entropy']:.3f} "
+            f"kl {s['Policy/kl']:.4f} lr {s['Loss/learning_rate']:.2e} | eta {_fmt(eta_s)}"
+        )
+        print(line, flush=True, file=sys.stdout)
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+def _fmt(seconds: float) -> str:
+    seconds = int(max(0, seconds))
+    h, rem = divmod(seconds, 3600)
+    m, s = divmod(rem, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m:02d}:{s:02d}"

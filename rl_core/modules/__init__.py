@@ -1,0 +1,1 @@
+"""Neural-network building blocks: MLPs, running normalizers, action distributions, the actor-critic."""

@@ -1,0 +1,113 @@
+"""PPO: the loss as a pure function, and the update loop (epochs x shuffled minibatches, lr schedules)."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from rl_core.config import PPOConfig
+from rl_core.modules.actor_critic import ActorCritic
+from rl_core.storage import RolloutStorage
+
+LR_MIN, LR_MAX = 1e-5, 1e-2
+
+
+def normalize(x: torch.Tensor) -> torch.Tensor:
+    return (x - x.mean()) / (x.std() + 1e-8)
+
+
+def ppo_loss(policy: ActorCritic, batch: dict[str, torch.Tensor], cfg: PPOConfig
+             ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """Total loss and detached metrics for one minibatch. Pure: reads ``batch``, changes nothing."""
+    head = policy.head
+    params = policy.dist_params(batch["obs"])
+    log_probs = head.log_prob(params, batch["actions"])
+    entropy = head.entropy(params).mean()
+    values = policy.value(batch["critic_obs"])
+
+    advantages = batch["advantages"]
+    if cfg.normalize_advantage_per_minibatch:
+        advantages = normalize(advantages)
+
+    log_ratio = log_probs - batch["log_probs"]
+    ratio = torch.exp(log_ratio)
+    surrogate = torch.max(-advantages * ratio, -advantages * ratio.clamp(1.0 - cfg.clip_param, 1.0 + cfg.clip_param)).mean()
+
+    returns, old_values = batch["returns"], batch["values"]
+    if cfg.use_clipped_value_loss:
+        clipped = old_values + (values - old_values).clamp(-cfg.clip_param, cfg.clip_param)
+        value_loss = torch.max((values - returns).square(), (clipped - returns).square()).mean()
+    else:
+        value_loss = (values - returns).square().mean()
+
+    loss = surrogate + cfg.value_loss_coef * value_loss - cfg.entropy_coef * entropy
+    with torch.no_grad():
+        metrics = {
+            "surrogate_loss": surrogate.detach(),
+            "value_loss": value_loss.detach(),
+            "entropy": entropy.detach(),
+            "kl": head.kl(batch["dist_params"], params).mean(),
+            "approx_kl": ((ratio - 1.0) - log_ratio).mean(),
+            "clip_fraction": ((ratio - 1.0).abs() > cfg.clip_param).float().mean(),
+        }
+    return loss, metrics
+
+
+def adaptive_lr(lr: torch.Tensor, kl: torch.Tensor, desired_kl: float) -> torch.Tensor:
+    """rsl_rl / Brax rule without a host sync: shrink by 1.5 if KL > 2x target, grow by 1.5 if 0 < KL < target/2."""
+    down = torch.clamp(lr / 1.5, min=LR_MIN)
+    up = torch.clamp(lr * 1.5, max=LR_MAX)
+    return torch.where(kl > 2.0 * desired_kl, down, torch.where((kl > 0) & (kl < 0.5 * desired_kl), up, lr))
+
+
+class PPO:
+    """Owns the optimizer and the learning rate; ``update`` consumes a filled RolloutStorage."""
+
+    def __init__(self, policy: ActorCritic, cfg: PPOConfig, total_iterations: int, device: torch.device):
+        self.policy, self.cfg, self.total_iterations = policy, cfg, total_iterations
+        # The lr is a 0-d tensor that the fused Adam reads in place: the adaptive rule never syncs the host.
+        self.lr = torch.tensor(cfg.learning_rate, dtype=torch.float32, device=device)
+        self.optimizer = torch.optim.Adam(policy.parameters(), lr=self.lr, eps=cfg.adam_eps, fused=True)
+
+    def set_iteration(self, iteration: int) -> None:
+        """Apply the linear schedule for ``iteration`` (fixed and adaptive keep their own lr)."""
+        if self.cfg.schedule == "linear":
+            frac = 1.0 - iteration / max(1, self.total_iterations)
+            self.lr.fill_(max(self.cfg.learning_rate * frac, 0.0))
+
+    def update(self, storage: RolloutStorage, generator: torch.Generator | None) -> dict[str, torch.Tensor]:
+        """Epochs x minibatches of PPO; returns per-iteration means of the loss metrics (on device)."""
+        cfg = self.cfg
+        if not cfg.normalize_advantage_per_minibatch:
+            storage.advantages = normalize(storage.advantages)
+        params = [p for g in self.optimizer.param_groups for p in g["params"]]
+        sums: dict[str, torch.Tensor] = {}
+        count = 0
+        for batch in storage.minibatches(cfg.num_mini_batches, cfg.num_learning_epochs, generator):
+            loss, metrics = ppo_loss(self.policy, batch, cfg)
+            if cfg.schedule == "adaptive":
+                self.lr.copy_(adaptive_lr(self.lr, metrics["kl"], cfg.desired_kl))
+            self.optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            metrics["grad_norm"] = nn.utils.clip_grad_norm_(params, cfg.max_grad_norm)
+            self.optimizer.step()
+            for k, v in metrics.items():
+                sums[k] = sums[k] + v if k in sums else v.clone()
+            count += 1
+            if cfg.target_kl is not None and bool(metrics["kl"] > cfg.target_kl):  # opt-in early stop: one sync
+                break
+        out = {k: v / count for k, v in sums.items()}
+        out["learning_rate"] = self.lr.clone()
+        out["num_minibatch_updates"] = torch.tensor(float(count))
+        return out
+
+    # -- checkpoint
+    def state_dict(self) -> dict:
+        return {"optimizer": self.optimizer.state_dict(), "lr": float(self.lr)}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.optimizer.load_state_dict(state["optimizer"])
+        # load_state_dict replaces the lr in param_groups; point it back at our tensor.
+        self.lr.fill_(state["lr"])
+        for g in self.optimizer.param_groups:
+            g["lr"] = self.lr

@@ -1,0 +1,283 @@
+"""OnPolicyRunner: collect -> GAE -> PPO update -> log -> checkpoint, with exact save / resume."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from rl_core import checkpoint as ckpt
+from rl_core.config import TrainConfig
+from rl_core.config_io import to_dict
+from rl_core.env_api import Obs, VecEnv, state_dict_of
+from rl_core.errors import CheckpointError
+from rl_core.logging import Logger
+from rl_core.modules.actor_critic import ActorCritic
+from rl_core.modules.normalizer import ReturnNormalizer
+from rl_core.ppo import PPO
+from rl_core.storage import RolloutStorage
+
+_RESUME_SEED_STRIDE = 1_000_003
+
+
+class OnPolicyRunner:
+    """Trains ``env`` with PPO as configured by ``cfg``; writes TensorBoard, checkpoints and summary.json to ``run_dir``."""
+
+    def __init__(self, env: VecEnv, cfg: TrainConfig, task: str, run_dir: str | Path | None = None, quiet: bool = False):
+        self.env, self.cfg, self.task, self.quiet = env, cfg, task, quiet
+        self.run_dir = Path(run_dir) if run_dir is not None else None
+        rc = cfg.runner
+        if rc.torch_threads:
+            torch.set_num_threads(rc.torch_threads)
+        self.device = torch.device(rc.device)
+        torch.manual_seed(rc.seed)
+        self.generator = torch.Generator(self.device).manual_seed(rc.seed)
+
+        critic_dim = env.obs_dims.get("critic")
+        self.policy = ActorCritic(env.obs_dims["policy"], critic_dim, env.action_spec, cfg.policy).to(self.device)
+        self.total_iterations = cfg.total_iterations
+        self.alg = PPO(self.policy, cfg.algorithm, self.total_iterations, self.device)
+        head = self.policy.head
+        self.storage = RolloutStorage(rc.num_steps_per_env, env.num_envs, env.obs_dims["policy"], critic_dim,
+                                      head.action_dim, head.param_dim, self.device)
+        self.reward_normalizer = (ReturnNormalizer(env.num_envs, cfg.algorithm.gamma, self.device)
+                                  if cfg.algorithm.normalize_rewards else None)
+
+        self.iteration = 0
+        self.env_steps = 0
+        self.wall_time_s = 0.0
+        self.obs: Obs | None = None
+        self._reset_seed = rc.seed
+        N = env.num_envs
+        self.ep_return = torch.zeros(N, device=self.device)
+        self.ep_length = torch.zeros(N, device=self.device)
+        self.recent_returns: deque[float] = deque(maxlen=rc.log_window)
+        self.recent_lengths: deque[float] = deque(maxlen=rc.log_window)
+        # Per-step episode bookkeeping of one rollout, reduced once per iteration (no host sync per step).
+        T = rc.num_steps_per_env
+        self._done_buf = torch.zeros(T, N, dtype=torch.bool, device=self.device)
+        self._ret_buf = torch.zeros(T, N, device=self.device)
+        self._len_buf = torch.zeros(T, N, device=self.device)
+
+    # ------------------------------------------------------------------------------------ rollout
+    def _to_device(self, obs: Obs) -> Obs:
+        return {k: v.to(self.device, non_blocking=True) for k, v in obs.items()}
+
+    @torch.inference_mode()
+    def collect(self) -> dict[str, torch.Tensor]:
+        """Fill the storage with ``T`` steps of every env and compute advantages. Returns env log sums."""
+        policy, head, storage = self.policy, self.policy.head, self.storage
+        discrete = self.env.action_spec.discrete
+        obs = self.obs
+        assert obs is not None
+        log_sums: dict[str, torch.Tensor] = {}
+        storage.clear()
+        for t in range(storage.T):
+            pol_obs, critic_obs = obs["policy"], obs.get("critic")
+            policy.update_normalizers(pol_obs, critic_obs)
+            obs_n = policy.obs_normalizer(pol_obs)
+            critic_n = policy.critic_obs_normalizer(critic_obs) if policy.asymmetric else obs_n
+            params = policy.dist_params(obs_n)
+            actions = head.sample(params, self.generator)
+            log_probs = head.log_prob(params, actions)
+            values = policy.value(critic_n)
+
+            next_obs, rewards, terminated, truncated, info = self.env.step(
+                actions.squeeze(-1).long() if discrete else actions)
+            next_obs = self._to_device(next_obs)
+            rewards, terminated, truncated = (x.to(self.device) for x in (rewards, terminated, truncated))
+
+            final_values = None
+            final_obs = info.get("final_obs")
+            if final_obs is not None:
+                final_obs = self._to_device(final_obs)
+                final_critic = final_obs["critic"] if policy.asymmetric else final_obs["policy"]
+                final_values = policy.value(policy.critic_obs_normalizer(final_critic))
+
+            done = terminated | truncated
+            self.ep_return += rewards
+            self.ep_length += 1
+            self._done_buf[t] = done
+            self._ret_buf[t] = self.ep_return
+            self._len_buf[t] = self.ep_length
+            self.ep_return.masked_fill_(done, 0.0)
+            self.ep_length.masked_fill_(done, 0.0)
+            for k, v in info.get("log", {}).items():
+                log_sums[k] = log_sums[k] + v if k in log_sums else v.clone()
+
+            learn_rewards = self.reward_normalizer(rewards, done) if self.reward_normalizer is not None else rewards
+            storage.add(obs_n, critic_n if policy.asymmetric else None, actions, log_probs, params, values,
+                        learn_rewards, terminated, truncated, final_values)
+            obs = next_obs
+
+        critic_last = obs["critic"] if policy.asymmetric else obs["policy"]
+        last_values = policy.value(policy.critic_obs_normalizer(critic_last))
+        storage.compute_returns(last_values, self.cfg.algorithm.gamma, self.cfg.algorithm.lam)
+        self.obs = obs
+        return {k: v / storage.T for k, v in log_sums.items()}
+
+    # --------------------------------------------------------------------------------------- learn
+    def learn(self, num_iterations: int | None = None) -> dict[str, Any]:
+        """Run until ``total_iterations`` (or ``num_iterations`` more); save, log and write summary.json."""
+        end = self.total_iterations if num_iterations is None else min(self.total_iterations, self.iteration + num_iterations)
+        if self.obs is None:
+            self.obs = self._to_device(self.env.reset(seed=self._reset_seed))
+        logger = Logger(self.run_dir, self.total_iterations, self.quiet) if self.run_dir is not None else None
+        batch = self.cfg.batch_size
+        save_interval = self.cfg.runner.save_interval
+        try:
+            while self.iteration < end:
+                t0 = time.perf_counter()
+                self.alg.set_iteration(self.iteration)
+                env_log = self.collect()
+                t1 = time.perf_counter()
+                explained_var = self._explained_variance()
+                mean_std = self.policy.head.mean_std()
+                losses = self.alg.update(self.storage, self.generator)
+                t2 = time.perf_counter()
+                self.iteration += 1
+                self.env_steps += batch
+                self.wall_time_s += t2 - t0
+                scalars = self._reduce(env_log, losses, explained_var, mean_std)  # the one host sync per iteration
+                scalars.update({
+                    "Perf/samples_per_s": batch / (t2 - t0),
+                    "Perf/collection_samples_per_s": batch / (t1 - t0),
+                    "Perf/collection_time_s": t1 - t0,
+                    "Perf/learning_time_s": t2 - t1,
+                })
+                if logger is not None:
+                    eta = (t2 - t0) * (end - self.iteration)
+                    logger.log(self.iteration, self.env_steps, scalars, eta)
+                if self.run_dir is not None and (self.iteration % save_interval == 0 or self.iteration == end):
+                    self.save(self.run_dir / "checkpoints" / f"model_{self.iteration}.pt")
+        except KeyboardInterrupt:
+            if self.run_dir is not None:
+                path = self.save(self.run_dir / "checkpoints" / f"model_{self.iteration}.pt")
+                print(f"interrupted: saved {path}", flush=True)
+            raise
+        finally:
+            if logger is not None:
+                logger.close()
+            if self.run_dir is not None:
+                self.write_summary()
+        return self.summary()
+
+    def _explained_variance(self) -> torch.Tensor:
+        returns, values = self.storage.returns, self.storage.values
+        var = returns.var()
+        return torch.where(var > 0, 1.0 - (returns - values).var() / var, torch.zeros_like(var))
+
+    def _reduce(self, env_log: dict[str, torch.Tensor], losses: dict[str, torch.Tensor],
+                explained_var: torch.Tensor, mean_std: torch.Tensor) -> dict[str, float]:
+        done = self._done_buf
+        # Finished episodes of this rollout, in time order: one transfer of a small tensor.
+        finished = torch.stack([self._ret_buf.T[done.T], self._len_buf.T[done.T]]).cpu()
+        self.recent_returns.extend(finished[0].tolist())
+        self.recent_lengths.extend(finished[1].tolist())
+        names = {
+            "Loss/value": "value_loss", "Loss/surrogate": "surrogate_loss", "Loss/entropy": "entropy",
+            "Loss/learning_rate": "learning_rate", "Loss/grad_norm": "grad_norm", "Policy/kl": "kl",
+            "Policy/approx_kl": "approx_kl", "Policy/clip_fraction": "clip_fraction", "Policy/entropy": "entropy",
+            "Loss/minibatch_updates": "num_minibatch_updates",
+        }
+        keys = list(names) + ["Policy/explained_variance", "Policy/mean_std"] + [f"Env/{k}" for k in env_log]
+        values = [losses[v].float().reshape(()) for v in names.values()] + [explained_var.reshape(()), mean_std.reshape(()).to(self.device)]
+        values += [v.float().reshape(()) for v in env_log.values()]
+        out = dict(zip(keys, torch.stack([v.to(self.device) for v in values]).tolist()))
+        if self.recent_returns:
+            out["Episode/mean_return"] = sum(self.recent_returns) / len(self.recent_returns)
+            out["Episode/mean_length"] = sum(self.recent_lengths) / len(self.recent_lengths)
+        out["Episode/finished_this_iteration"] = float(finished.shape[1])
+        return out
+
+    # ---------------------------------------------------------------------------------- checkpoint
+    def state_dict(self) -> dict[str, Any]:
+        env_state = state_dict_of(self.env)
+        return {
+            "format_version": ckpt.FORMAT_VERSION,
+            "task": self.task,
+            "iteration": self.iteration,
+            "env_steps": self.env_steps,
+            "wall_time_s": self.wall_time_s,
+            "config": to_dict(self.cfg),
+            "obs_dims": dict(self.env.obs_dims),
+            "action_spec": {"discrete": self.env.action_spec.discrete, "n": self.env.action_spec.n},
+            "policy": self.policy.state_dict(),
+            "algorithm": self.alg.state_dict(),
+            "reward_normalizer": self.reward_normalizer.state_dict() if self.reward_normalizer is not None else None,
+            "generator": self.generator.get_state(),
+            "torch_rng": torch.get_rng_state(),
+            "episode": {
+                "recent_returns": list(self.recent_returns),
+                "recent_lengths": list(self.recent_lengths),
+                "ep_return": self.ep_return.clone(),
+                "ep_length": self.ep_length.clone(),
+            },
+            "env": env_state,
+            "obs": {k: v.clone() for k, v in self.obs.items()} if (self.obs is not None and env_state is not None) else None,
+        }
+
+    def save(self, path: str | Path) -> Path:
+        return ckpt.save_atomic(self.state_dict(), path)
+
+    def check_compatible(self, data: dict[str, Any], source: str) -> None:
+        """One clear line if the checkpoint belongs to another task or observation/action layout."""
+        if data.get("task") != self.task:
+            raise CheckpointError(f"checkpoint error: {source} was trained on task '{data.get('task')}', not '{self.task}'")
+        if dict(data.get("obs_dims", {})) != dict(self.env.obs_dims):
+            raise CheckpointError(f"checkpoint error: {source} has observation sizes {data.get('obs_dims')}, "
+                                  f"this env has {dict(self.env.obs_dims)}")
+        spec = {"discrete": self.env.action_spec.discrete, "n": self.env.action_spec.n}
+        if data.get("action_spec") != spec:
+            raise CheckpointError(f"checkpoint error: {source} has action space {data.get('action_spec')}, this env has {spec}")
+
+    def load_state_dict(self, data: dict[str, Any], source: str = "checkpoint") -> None:
+        """Restore everything needed to continue exactly (policy, optimizer, lr, normalizers, RNG, counters, env)."""
+        self.check_compatible(data, source)
+        self.policy.load_state_dict(data["policy"])
+        self.alg.load_state_dict(data["algorithm"])
+        if self.reward_normalizer is not None and data.get("reward_normalizer") is not None:
+            self.reward_normalizer.load_state_dict(data["reward_normalizer"])
+        self.generator.set_state(data["generator"])
+        torch.set_rng_state(data["torch_rng"])
+        self.iteration = int(data["iteration"])
+        self.env_steps = int(data["env_steps"])
+        self.wall_time_s = float(data.get("wall_time_s", 0.0))
+        ep = data["episode"]
+        self.recent_returns.clear(); self.recent_returns.extend(ep["recent_returns"])
+        self.recent_lengths.clear(); self.recent_lengths.extend(ep["recent_lengths"])
+        load_env = getattr(self.env, "load_state_dict", None)
+        if data.get("env") is not None and callable(load_env):
+            load_env(data["env"])
+            self.obs = self._to_device(data["obs"])
+            self.ep_return.copy_(ep["ep_return"]); self.ep_length.copy_(ep["ep_length"])
+        else:
+            # Envs without checkpointable state restart their episodes from a seed tied to the iteration,
+            # so resuming twice from one checkpoint gives identical runs.
+            self._reset_seed = self.cfg.runner.seed + _RESUME_SEED_STRIDE * self.iteration
+            self.obs = None
+            self.ep_return.zero_(); self.ep_length.zero_()
+
+    # ------------------------------------------------------------------------------------- summary
+    def summary(self) -> dict[str, Any]:
+        n = len(self.recent_returns)
+        return {
+            "task": self.task,
+            "iterations": self.iteration,
+            "env_steps": self.env_steps,
+            "wall_time_s": round(self.wall_time_s, 3),
+            "samples_per_s": round(self.env_steps / self.wall_time_s, 1) if self.wall_time_s > 0 else 0.0,
+            "mean_episode_return": sum(self.recent_returns) / n if n else None,
+            "mean_episode_length": sum(self.recent_lengths) / n if n else None,
+            "episodes_in_mean": n,
+        }
+
+    def write_summary(self) -> None:
+        assert self.run_dir is not None
+        tmp = self.run_dir / ".summary.json.tmp"
+        tmp.write_text(json.dumps(self.summary(), indent=2) + "\n")
+        tmp.replace(self.run_dir / "summary.json")

@@ -1,0 +1,82 @@
+"""RolloutStorage: preallocated ``[T, N, ...]`` tensors on the policy device, filled step by step."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import torch
+
+from rl_core.gae import compute_gae
+
+
+class RolloutStorage:
+    """One rollout of ``T`` steps from ``N`` envs, then shuffled minibatches over the flattened batch."""
+
+    def __init__(self, T: int, N: int, obs_dim: int, critic_obs_dim: int | None, action_dim: int, param_dim: int,
+                 device: torch.device):
+        self.T, self.N, self.device = T, N, device
+        f = dict(device=device, dtype=torch.float32)
+        self.obs = torch.zeros(T, N, obs_dim, **f)
+        # None: the critic sees the policy observations (no second copy).
+        self.critic_obs = torch.zeros(T, N, critic_obs_dim, **f) if critic_obs_dim is not None else None
+        self.actions = torch.zeros(T, N, action_dim, **f)
+        self.log_probs = torch.zeros(T, N, **f)
+        self.dist_params = torch.zeros(T, N, param_dim, **f)
+        self.values = torch.zeros(T, N, **f)
+        self.rewards = torch.zeros(T, N, **f)
+        self.terminated = torch.zeros(T, N, device=device, dtype=torch.bool)
+        self.truncated = torch.zeros(T, N, device=device, dtype=torch.bool)
+        self.final_values = torch.zeros(T, N, **f)
+        self.advantages = torch.zeros(T, N, **f)
+        self.returns = torch.zeros(T, N, **f)
+        self.step = 0
+
+    def add(self, obs: torch.Tensor, critic_obs: torch.Tensor | None, actions: torch.Tensor, log_probs: torch.Tensor,
+            dist_params: torch.Tensor, values: torch.Tensor, rewards: torch.Tensor, terminated: torch.Tensor,
+            truncated: torch.Tensor, final_values: torch.Tensor | None) -> None:
+        t = self.step
+        if t >= self.T:
+            raise RuntimeError("RolloutStorage is full; call clear() after the update")
+        self.obs[t].copy_(obs)
+        if self.critic_obs is not None:
+            self.critic_obs[t].copy_(critic_obs)
+        self.actions[t].copy_(actions)
+        self.log_probs[t].copy_(log_probs)
+        self.dist_params[t].copy_(dist_params)
+        self.values[t].copy_(values)
+        self.rewards[t].copy_(rewards)
+        self.terminated[t].copy_(terminated)
+        self.truncated[t].copy_(truncated)
+        if final_values is None:
+            self.final_values[t].zero_()
+        else:
+            self.final_values[t].copy_(final_values)
+        self.step = t + 1
+
+    def clear(self) -> None:
+        self.step = 0
+
+    def compute_returns(self, last_values: torch.Tensor, gamma: float, lam: float) -> None:
+        self.advantages, self.returns = compute_gae(self.rewards, self.values, self.terminated, self.truncated,
+                                                    self.final_values, last_values, gamma, lam)
+
+    def minibatches(self, num_mini_batches: int, num_epochs: int, generator: torch.Generator | None
+                    ) -> Iterator[dict[str, torch.Tensor]]:
+        """Every sample exactly once per epoch, in a fresh random order each epoch (flattened after GAE)."""
+        B = self.T * self.N
+        size = B // num_mini_batches
+        flat = {
+            "obs": self.obs.reshape(B, -1),
+            "critic_obs": (self.critic_obs if self.critic_obs is not None else self.obs).reshape(B, -1),
+            "actions": self.actions.reshape(B, -1),
+            "log_probs": self.log_probs.reshape(B),
+            "dist_params": self.dist_params.reshape(B, -1),
+            "values": self.values.reshape(B),
+            "advantages": self.advantages.reshape(B),
+            "returns": self.returns.reshape(B),
+        }
+        for _ in range(num_epochs):
+            perm = torch.randperm(B, generator=generator, device=generator.device if generator is not None else self.device)
+            for i in range(num_mini_batches):
+                idx = perm[i * size:(i + 1) * size]
+                yield {k: v[idx] for k, v in flat.items()}

@@ -1,0 +1,171 @@
+"""Train a task with PPO.
+
+    python train.py --task CartPole-v1
+    python train.py --task Pendulum-v1 --seed 3 algorithm.learning_rate=3e-4 policy.actor_hidden_dims=[128,128]
+    python train.py --resume runs/CartPole-v1/<run>            # continue from the newest checkpoint
+
+Any config field can be overridden as ``section.field=value`` (values are YAML); ``--help --task T`` lists
+the fields of task T with their defaults and docs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from rl_core.errors import UserError
+
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line instead of usage + message
+        print(f"error: {message} (see --help)", file=sys.stderr)
+        sys.exit(EXIT_USAGE)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        description="Train a task (registered name or any Gymnasium id) with on-device PPO.",
+        formatter_class=argparse.RawDescriptionHelpFormatter, add_help=False)
+    p.add_argument("-h", "--help", action="store_true", help="show this help (with --task: that task's config fields)")
+    p.add_argument("--task", help="registered task name or any Gymnasium id (default: from --resume, else CartPole-v1)")
+    p.add_argument("--seed", type=int, help="runner.seed")
+    p.add_argument("--num-envs", type=int, help="env.num_envs")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--max-iterations", type=int, help="runner.max_iterations (clears runner.max_env_steps)")
+    g.add_argument("--max-env-steps", type=int, help="runner.max_env_steps")
+    p.add_argument("--device", help="runner.device: cpu, cuda or cuda:N")
+    p.add_argument("--run-dir", help="run folder (default runs/<task>/<date-time>; with --resume, the checkpoint's run folder)")
+    p.add_argument("--resume", metavar="CHECKPOINT", help="checkpoint file or run folder (newest checkpoint) to continue from")
+    p.add_argument("--list-tasks", action="store_true", help="list registered tasks and exit")
+    p.add_argument("--quiet", action="store_true", help="no per-iteration console line")
+    p.add_argument("--debug", action="store_true", help="show tracebacks instead of one-line errors")
+    p.add_argument("overrides", nargs="*", metavar="section.field=value", help="config overrides, e.g. algorithm.gamma=0.98")
+    return p
+
+
+def resolve_config(args: argparse.Namespace) -> tuple[Any, Any, dict | None, Path | None]:
+    """Task spec, final config, loaded checkpoint (or None) and its path. Raises UserError before any work."""
+    from envs.registry import get_task
+    from rl_core import checkpoint as ckpt
+    from rl_core.config_io import apply_overrides, from_dict, parse_override
+
+    data, ckpt_path = None, None
+    if args.resume:
+        ckpt_path = ckpt.resolve_path(args.resume)
+        data = ckpt.load(ckpt_path)
+        if args.task and args.task != data.get("task"):
+            raise UserError(f"checkpoint error: {ckpt_path} was trained on task '{data.get('task')}', not '{args.task}'")
+        args.task = data.get("task")
+    task = args.task or "CartPole-v1"
+    spec = get_task(task)
+    cfg = spec.default_config()
+    if data is not None:
+        try:
+            cfg = from_dict(cfg, data["config"])
+        except UserError as e:
+            raise UserError(f"checkpoint error: {ckpt_path} holds a config this version cannot read ({e})") from None
+    overrides: dict[str, Any] = {}
+    for text in args.overrides:
+        key, value = parse_override(text)
+        overrides[key] = value
+    for key, value in (("runner.seed", args.seed), ("env.num_envs", args.num_envs), ("runner.device", args.device),
+                       ("runner.max_env_steps", args.max_env_steps)):
+        if value is not None:
+            overrides[key] = value
+    if args.max_iterations is not None:
+        overrides["runner.max_iterations"] = args.max_iterations
+        overrides["runner.max_env_steps"] = None
+    cfg = apply_overrides(cfg, overrides)
+    _check_device(cfg.runner.device)
+    return spec, cfg, data, ckpt_path
+
+
+def _check_device(device: str) -> None:
+    import torch
+
+    if device.startswith("cuda"):
+        if not torch.cuda.is_available():
+            raise UserError(f"config error: runner.device={device!r} but no CUDA device is available; use 'cpu'")
+        index = int(device.split(":")[1]) if ":" in device else 0
+        if index >= torch.cuda.device_count():
+            raise UserError(f"config error: runner.device={device!r} but only {torch.cuda.device_count()} CUDA device(s) exist")
+
+
+def print_help(parser: argparse.ArgumentParser, task: str | None) -> None:
+    from envs.registry import get_task
+    from rl_core.config_io import describe
+
+    parser.print_help()
+    name = task or "CartPole-v1"
+    print(f"\nconfig fields of task {name} (override as section.field=value):")
+    print("\n".join(describe(get_task(name).default_config())))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.help:
+            print_help(parser, args.task)
+            return 0
+        if args.list_tasks:
+            from envs.registry import registered
+
+            for name, spec in registered().items():
+                print(f"{name:24s} {spec.description}")
+            print("(any other Gymnasium id also works, with generic defaults)")
+            return 0
+        return train(args)
+    except UserError as e:
+        if args.debug:
+            raise
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def train(args: argparse.Namespace) -> int:
+    spec, cfg, data, ckpt_path = resolve_config(args)
+
+    from rl_core.config_io import dump_yaml
+    from rl_core.runner import OnPolicyRunner
+
+    if args.run_dir:
+        run_dir = Path(args.run_dir)
+    elif ckpt_path is not None:
+        run_dir = ckpt_path.parent.parent if ckpt_path.parent.name == "checkpoints" else ckpt_path.parent
+    else:
+        run_dir = Path("runs") / spec.name / time.strftime("%Y%m%d-%H%M%S")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "config.yaml").write_text(f"# task: {spec.name}\n" + dump_yaml(cfg))
+
+    import torch
+
+    env = spec.make_env(cfg.env, torch.device(cfg.runner.device))
+    try:
+        runner = OnPolicyRunner(env, cfg, task=spec.name, run_dir=run_dir, quiet=args.quiet)
+        if data is not None:
+            runner.load_state_dict(data, source=str(ckpt_path))
+            print(f"resumed from {ckpt_path} at iteration {runner.iteration}", flush=True)
+        print(f"training {spec.name}: {cfg.env.num_envs} envs x {cfg.runner.num_steps_per_env} steps, "
+              f"{runner.total_iterations} iterations, run folder {run_dir}", flush=True)
+        try:
+            summary = runner.learn()
+        except KeyboardInterrupt:
+            print("stopped by Ctrl-C; resume with --resume " + str(run_dir), file=sys.stderr)
+            return 130
+    finally:
+        env.close()
+    ret = summary["mean_episode_return"]
+    print(f"done: {summary['env_steps']:,} env steps in {summary['wall_time_s']:.1f} s "
+          f"({summary['samples_per_s']:,.0f} samples/s), mean episode return "
+          f"{'n/a' if ret is None else f'{ret:.2f}'}; run folder {run_dir}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
