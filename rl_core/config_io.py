@@ -166,27 +166,28 @@ def parse_override(text: str) -> tuple[str, Any]:
     return key.strip(), value
 
 
-def apply_overrides(cfg: Any, overrides: dict[str, Any]) -> Any:
+def apply_overrides(cfg: Any, overrides: dict[str, Any], _prefix: str = "") -> Any:
     """Return a copy of ``cfg`` with dotted-key overrides applied; unknown keys raise a one-line error."""
     nested: dict[str, Any] = {}
     for key, value in overrides.items():
         head, _, rest = key.partition(".")
         names = [f.name for f in dataclasses.fields(cfg)]
         if head not in names:
-            raise ConfigError("override key", key, "one of " + ", ".join(names) + " (see --help)")
+            raise ConfigError("override key", _prefix + key, "one of " + ", ".join(_prefix + n for n in names) + " (see --help)")
         current = getattr(cfg, head)
         if rest:
             if not dataclasses.is_dataclass(current):
-                raise ConfigError("override key", key, f"'{head}' has no sub-fields")
+                raise ConfigError("override key", _prefix + key, f"'{_prefix + head}' has no sub-fields")
             nested.setdefault(head, {})[rest] = value
         else:
             if dataclasses.is_dataclass(current):
-                raise ConfigError("override key", key, f"a field of '{head}', e.g. {head}.{dataclasses.fields(current)[0].name}=...")
+                raise ConfigError("override key", _prefix + key,
+                                  f"a field of '{_prefix + head}', e.g. {_prefix + head}.{dataclasses.fields(current)[0].name}=...")
             nested[head] = value
     changes = {}
     for head, value in nested.items():
         current = getattr(cfg, head)
-        changes[head] = apply_overrides(current, value) if isinstance(value, dict) and dataclasses.is_dataclass(current) else value
+        changes[head] = apply_overrides(current, value, f"{_prefix}{head}.") if isinstance(value, dict) and dataclasses.is_dataclass(current) else value
     return dataclasses.replace(cfg, **changes)
 
 

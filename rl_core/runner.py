@@ -214,8 +214,9 @@ class OnPolicyRunner:
             "episode": {
                 "recent_returns": list(self.recent_returns),
                 "recent_lengths": list(self.recent_lengths),
-                "ep_return": self.ep_return.clone(),
-                "ep_length": self.ep_length.clone(),
+                # Running episode sums continue only where the env state is restored too.
+                "ep_return": self.ep_return.clone() if env_state is not None else None,
+                "ep_length": self.ep_length.clone() if env_state is not None else None,
             },
             "env": env_state,
             "obs": {k: v.clone() for k, v in self.obs.items()} if (self.obs is not None and env_state is not None) else None,

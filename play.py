@@ -1,0 +1,81 @@
+"""Evaluate a trained checkpoint with the deterministic policy.
+
+    python play.py --checkpoint runs/CartPole-v1/<run>            # newest checkpoint of the run
+    python play.py --checkpoint runs/CartPole-v1/<run>/checkpoints/model_391.pt --episodes 20 --json eval.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from rl_core.errors import UserError
+
+EXIT_USAGE = 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description="Evaluate a checkpoint (deterministic policy, frozen normalizer).")
+    p.add_argument("--checkpoint", required=True, help="checkpoint file or run folder (newest checkpoint)")
+    p.add_argument("--task", help="task (default: the checkpoint's)")
+    p.add_argument("--episodes", type=int, default=10, help="episodes to evaluate (default 10)")
+    p.add_argument("--num-envs", type=int, help="parallel envs (default: min(episodes, the run's num_envs))")
+    p.add_argument("--seed", type=int, default=12345, help="seed of the evaluation episodes")
+    p.add_argument("--json", help="write the metrics to this file")
+    p.add_argument("--debug", action="store_true", help="show tracebacks instead of one-line errors")
+    args = p.parse_args(argv)
+    try:
+        return play(args)
+    except UserError as e:
+        if args.debug:
+            raise
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def play(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    import torch
+
+    from envs.registry import get_task
+    from rl_core import checkpoint as ckpt
+    from rl_core.config_io import from_dict
+    from rl_core.errors import CheckpointError
+    from rl_core.evaluation import evaluate
+    from rl_core.modules.actor_critic import ActorCritic
+
+    if args.episodes < 1:
+        raise UserError(f"--episodes={args.episodes} is not allowed; expected an integer >= 1")
+    path = ckpt.resolve_path(args.checkpoint)
+    data = ckpt.load(path)
+    task = args.task or data["task"]
+    if task != data["task"]:
+        raise CheckpointError(f"checkpoint error: {path} was trained on task '{data['task']}', not '{task}'")
+    spec = get_task(task)
+    cfg = from_dict(spec.default_config(), data["config"])
+    num_envs = args.num_envs or min(args.episodes, cfg.env.num_envs)
+    if num_envs < 1:
+        raise UserError(f"--num-envs={num_envs} is not allowed; expected an integer >= 1")
+    env = spec.make_env(dataclasses.replace(cfg.env, num_envs=num_envs), torch.device("cpu"))
+    try:
+        if dict(env.obs_dims) != dict(data["obs_dims"]):
+            raise CheckpointError(f"checkpoint error: {path} has observation sizes {data['obs_dims']}, this env has {env.obs_dims}")
+        policy = ActorCritic(env.obs_dims["policy"], env.obs_dims.get("critic"), env.action_spec, cfg.policy)
+        policy.load_state_dict(data["policy"])
+        policy.eval()
+        metrics = evaluate(policy, env, args.episodes, args.seed)
+    finally:
+        env.close()
+    metrics = {"task": task, "checkpoint": str(path), "iteration": data["iteration"], **metrics}
+    print(f"{task} @ iteration {metrics['iteration']}: {metrics['episodes']} episodes, "
+          f"mean return {metrics['mean_episode_return']:.2f}, mean length {metrics['mean_episode_length']:.1f}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(metrics, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

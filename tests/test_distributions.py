@@ -1,0 +1,62 @@
+"""Action heads against torch.distributions: log-prob, entropy, KL, and the std clamp."""
+
+import math
+
+import torch
+from torch.distributions import Categorical, Normal, kl_divergence
+
+from rl_core.modules.distributions import CategoricalHead, GaussianHead
+
+
+def test_gaussian_matches_torch():
+    head = GaussianHead(3, init_std=0.7, min_std=0.01, max_std=10.0)
+    mean = torch.randn(5, 3)
+    params = head.params(mean)
+    actions = head.sample(params, torch.Generator().manual_seed(0))
+    ref = Normal(mean, torch.full_like(mean, 0.7))
+    torch.testing.assert_close(head.log_prob(params, actions), ref.log_prob(actions).sum(-1))
+    torch.testing.assert_close(head.entropy(params), ref.entropy().sum(-1))
+    new = torch.cat([mean + 0.3, torch.full_like(mean, 0.5)], -1)
+    torch.testing.assert_close(head.kl(params, new), kl_divergence(ref, Normal(mean + 0.3, torch.full_like(mean, 0.5))).sum(-1))
+    torch.testing.assert_close(head.kl(params, params), torch.zeros(5))
+
+
+def test_gaussian_std_is_clamped_from_below_and_above():
+    head = GaussianHead(2, init_std=1.0, min_std=0.05, max_std=2.0)
+    with torch.no_grad():
+        head.log_std.copy_(torch.tensor([-50.0, 50.0]))
+    std = head.std()
+    torch.testing.assert_close(std, torch.tensor([0.05, 2.0]))
+    with torch.no_grad():
+        head.log_std.fill_(float("-inf"))
+    assert torch.isfinite(head.log_prob(head.params(torch.zeros(1, 2)), torch.ones(1, 2))).all()
+
+
+def test_categorical_matches_torch():
+    head = CategoricalHead(4)
+    logits = torch.randn(6, 4)
+    params = head.params(logits)
+    actions = head.sample(params, torch.Generator().manual_seed(1))
+    assert actions.shape == (6, 1)
+    ref = Categorical(logits=logits)
+    torch.testing.assert_close(head.log_prob(params, actions), ref.log_prob(actions.squeeze(-1).long()))
+    torch.testing.assert_close(head.entropy(params), ref.entropy())
+    other = torch.randn(6, 4)
+    torch.testing.assert_close(head.kl(params, head.params(other)), kl_divergence(ref, Categorical(logits=other)))
+    assert head.mode(params).squeeze(-1).long().tolist() == logits.argmax(-1).tolist()
+
+
+def test_categorical_sampling_frequencies():
+    head = CategoricalHead(3)
+    params = head.params(torch.log(torch.tensor([[0.2, 0.3, 0.5]])).expand(20000, 3))
+    a = head.sample(params, torch.Generator().manual_seed(2)).squeeze(-1).long()
+    freq = torch.bincount(a, minlength=3).float() / a.numel()
+    assert torch.allclose(freq, torch.tensor([0.2, 0.3, 0.5]), atol=0.02)
+
+
+def test_gaussian_sampling_moments():
+    head = GaussianHead(1, init_std=2.0, min_std=0.01, max_std=10.0)
+    params = head.params(torch.full((50000, 1), 3.0))
+    a = head.sample(params, torch.Generator().manual_seed(3))
+    assert abs(a.mean().item() - 3.0) < 0.05 and abs(a.std().item() - 2.0) < 0.05
+    assert math.isclose(head.entropy(params)[0].item(), 0.5 * math.log(2 * math.pi * math.e * 4.0), rel_tol=1e-6)

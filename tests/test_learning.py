@@ -1,0 +1,38 @@
+"""End-to-end learning with fixed seeds. CartPole runs in the default suite; the rest are marked slow."""
+
+import dataclasses
+
+import pytest
+
+from configs.gym_tasks import cartpole, pendulum
+from envs.gym import GymVecEnv
+from rl_core.runner import OnPolicyRunner
+
+
+def train(cfg, task):
+    runner = OnPolicyRunner(GymVecEnv(cfg.env), cfg, task=task, quiet=True)
+    return runner.learn()
+
+
+def test_cartpole_learns_with_default_config():
+    cfg = cartpole()
+    cfg = dataclasses.replace(cfg, runner=dataclasses.replace(cfg.runner, seed=1))
+    summary = train(cfg, "CartPole-v1")
+    assert summary["env_steps"] <= 101_000
+    assert summary["mean_episode_return"] >= 475
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_pendulum_learns_with_default_config(seed):
+    cfg = pendulum()
+    cfg = dataclasses.replace(cfg, runner=dataclasses.replace(cfg.runner, seed=seed))
+    assert train(cfg, "Pendulum-v1")["mean_episode_return"] >= -250
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [2, 3])
+def test_cartpole_other_seeds(seed):
+    cfg = cartpole()
+    cfg = dataclasses.replace(cfg, runner=dataclasses.replace(cfg.runner, seed=seed))
+    assert train(cfg, "CartPole-v1")["mean_episode_return"] >= 475

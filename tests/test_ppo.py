@@ -1,0 +1,133 @@
+"""PPO loss identities, the adaptive learning-rate rule, and an update that changes what it should."""
+
+import dataclasses
+
+import torch
+
+from rl_core.config import PolicyConfig, PPOConfig
+from rl_core.env_api import ActionSpec
+from rl_core.modules.actor_critic import ActorCritic
+from rl_core.ppo import PPO, adaptive_lr, ppo_loss
+from rl_core.storage import RolloutStorage
+
+
+def make_batch(policy, n=64, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    obs = torch.randn(n, policy.obs_dim, generator=g)
+    with torch.no_grad():
+        params = policy.dist_params(obs)
+        actions = policy.head.sample(params, g)
+        values = policy.value(obs)
+    return {
+        "obs": obs, "critic_obs": obs, "actions": actions, "log_probs": policy.head.log_prob(params, actions),
+        "dist_params": params, "values": values, "advantages": torch.randn(n, generator=g),
+        "returns": values + torch.randn(n, generator=g),
+    }
+
+
+def policy_of(discrete=False):
+    spec = ActionSpec(discrete=True, n=3) if discrete else ActionSpec(discrete=False, n=2)
+    torch.manual_seed(0)
+    return ActorCritic(4, None, spec, PolicyConfig(actor_hidden_dims=(16,), critic_hidden_dims=(16,)))
+
+
+def test_loss_at_old_policy_is_minus_mean_advantage():
+    for discrete in (False, True):
+        policy = policy_of(discrete)
+        batch = make_batch(policy)
+        cfg = PPOConfig(entropy_coef=0.0, value_loss_coef=0.0)
+        loss, m = ppo_loss(policy, batch, cfg)
+        torch.testing.assert_close(m["surrogate_loss"], -batch["advantages"].mean())
+        torch.testing.assert_close(loss, -batch["advantages"].mean())
+        assert abs(m["kl"].item()) < 1e-6 and m["clip_fraction"].item() == 0.0
+
+
+def test_policy_gradient_at_ratio_one_is_vanilla_pg():
+    policy = policy_of()
+    batch = make_batch(policy)
+    cfg = PPOConfig(entropy_coef=0.0, value_loss_coef=0.0)
+    loss, _ = ppo_loss(policy, batch, cfg)
+    g1 = torch.autograd.grad(loss, policy.head.log_std)[0]
+    logp = policy.head.log_prob(policy.dist_params(batch["obs"]), batch["actions"])
+    g2 = torch.autograd.grad(-(batch["advantages"] * logp).mean(), policy.head.log_std)[0]
+    torch.testing.assert_close(g1, g2)
+
+
+def test_clipped_ratio_has_no_gradient():
+    policy = policy_of()
+    batch = make_batch(policy)
+    batch["advantages"] = torch.ones_like(batch["advantages"])
+    batch["log_probs"] = batch["log_probs"] - 1.0  # ratio = e > 1 + clip for every sample, A > 0: clipped
+    cfg = PPOConfig(entropy_coef=0.0, value_loss_coef=0.0)
+    loss, m = ppo_loss(policy, batch, cfg)
+    assert m["clip_fraction"].item() == 1.0
+    grads = torch.autograd.grad(loss, [p for p in policy.actor.parameters()] + [policy.head.log_std], allow_unused=True)
+    assert all(g is None or torch.count_nonzero(g) == 0 for g in grads)
+
+
+def test_value_loss_clipping():
+    policy = policy_of()
+    batch = make_batch(policy)
+    cfg = PPOConfig(entropy_coef=0.0, value_loss_coef=1.0)
+    unclipped = dataclasses.replace(cfg, use_clipped_value_loss=False)
+    # Old values equal to the current ones: clipping changes nothing.
+    torch.testing.assert_close(ppo_loss(policy, batch, cfg)[1]["value_loss"], ppo_loss(policy, batch, unclipped)[1]["value_loss"])
+    # Old values far away: the clipped prediction sits at old +- clip, and max() picks the larger error.
+    with torch.no_grad():
+        v = policy.value(batch["obs"])
+    batch["values"] = v + 10.0
+    batch["returns"] = v + 10.0
+    clipped_loss = ppo_loss(policy, batch, cfg)[1]["value_loss"]
+    torch.testing.assert_close(clipped_loss, torch.tensor(100.0))
+
+
+def test_entropy_bonus_sign():
+    policy = policy_of()
+    batch = make_batch(policy)
+    cfg = PPOConfig(entropy_coef=1.0, value_loss_coef=0.0)
+    loss, m = ppo_loss(policy, batch, cfg)
+    torch.testing.assert_close(loss, m["surrogate_loss"] - m["entropy"])
+
+
+def test_adaptive_lr_rule():
+    lr = torch.tensor(1e-3)
+    assert torch.isclose(adaptive_lr(lr, torch.tensor(0.05), 0.01), torch.tensor(1e-3 / 1.5))
+    assert torch.isclose(adaptive_lr(lr, torch.tensor(0.001), 0.01), torch.tensor(1.5e-3))
+    assert torch.isclose(adaptive_lr(lr, torch.tensor(0.01), 0.01), lr)
+    assert torch.isclose(adaptive_lr(lr, torch.tensor(0.0), 0.01), lr)
+    assert torch.isclose(adaptive_lr(torch.tensor(1e-5), torch.tensor(1.0), 0.01), torch.tensor(1e-5))
+    assert torch.isclose(adaptive_lr(torch.tensor(1e-2), torch.tensor(0.0001), 0.01), torch.tensor(1e-2))
+
+
+def _storage(policy, T=8, N=16):
+    s = RolloutStorage(T, N, 4, None, policy.head.action_dim, policy.head.param_dim, torch.device("cpu"))
+    g = torch.Generator().manual_seed(0)
+    for _ in range(T):
+        b = make_batch(policy, N, seed=int(torch.randint(0, 10**6, (1,), generator=g)))
+        s.add(b["obs"], None, b["actions"], b["log_probs"], b["dist_params"], b["values"], torch.randn(N, generator=g),
+              torch.rand(N, generator=g) < 0.1, torch.zeros(N, dtype=torch.bool), None)
+    s.compute_returns(torch.zeros(N), 0.99, 0.95)
+    return s
+
+
+def test_update_changes_parameters_and_applies_schedules():
+    for schedule in ("fixed", "adaptive", "linear"):
+        policy = policy_of()
+        cfg = PPOConfig(schedule=schedule, num_mini_batches=4, num_learning_epochs=2, learning_rate=1e-3)
+        alg = PPO(policy, cfg, total_iterations=10, device=torch.device("cpu"))
+        before = [p.detach().clone() for p in policy.parameters()]
+        alg.set_iteration(5)
+        out = alg.update(_storage(policy), torch.Generator().manual_seed(0))
+        assert out["num_minibatch_updates"].item() == 8
+        assert any(not torch.equal(a, b) for a, b in zip(before, policy.parameters()))
+        if schedule == "fixed":
+            assert abs(out["learning_rate"].item() - 1e-3) < 1e-9
+        if schedule == "linear":
+            assert abs(out["learning_rate"].item() - 5e-4) < 1e-9
+
+
+def test_target_kl_stops_early():
+    policy = policy_of()
+    cfg = PPOConfig(schedule="fixed", learning_rate=0.05, num_mini_batches=4, num_learning_epochs=5, target_kl=1e-6)
+    out = PPO(policy, cfg, 10, torch.device("cpu")).update(_storage(policy), torch.Generator().manual_seed(0))
+    assert out["num_minibatch_updates"].item() < 20
