@@ -64,7 +64,7 @@ class PolicyConfig:
 
 @dataclass(frozen=True)
 class PPOConfig:
-    """Proximal Policy Optimization hyperparameters (rsl_rl names and defaults)."""
+    """Proximal Policy Optimization hyperparameters (rsl_rl names; defaults of the design notes)."""
 
     num_learning_epochs: int = 5
     """Passes over the rollout per iteration."""
@@ -91,7 +91,7 @@ class PPOConfig:
     target_kl: Optional[float] = None
     """If set, stop the epochs of an iteration early once the minibatch KL exceeds it (null: never)."""
     max_grad_norm: float = 1.0
-    """Global gradient-norm clip over actor and critic."""
+    """Gradient-norm clip over actor and critic parameters together (one global norm)."""
     normalize_advantage_per_minibatch: bool = False
     """Normalize advantages per minibatch instead of once over the whole rollout."""
     normalize_rewards: bool = False

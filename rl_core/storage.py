@@ -67,7 +67,6 @@ class RolloutStorage:
         size = B // num_mini_batches
         flat = {
             "obs": self.obs.reshape(B, -1),
-            "critic_obs": (self.critic_obs if self.critic_obs is not None else self.obs).reshape(B, -1),
             "actions": self.actions.reshape(B, -1),
             "log_probs": self.log_probs.reshape(B),
             "dist_params": self.dist_params.reshape(B, -1),
@@ -75,8 +74,12 @@ class RolloutStorage:
             "advantages": self.advantages.reshape(B),
             "returns": self.returns.reshape(B),
         }
+        if self.critic_obs is not None:
+            flat["critic_obs"] = self.critic_obs.reshape(B, -1)
         for _ in range(num_epochs):
             perm = torch.randperm(B, generator=generator, device=generator.device if generator is not None else self.device)
             for i in range(num_mini_batches):
                 idx = perm[i * size:(i + 1) * size]
-                yield {k: v[idx] for k, v in flat.items()}
+                batch = {k: v[idx] for k, v in flat.items()}
+                batch.setdefault("critic_obs", batch["obs"])  # symmetric critic: no second gather
+                yield batch
