@@ -11,9 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from rl_core.errors import UserError
-
-EXIT_USAGE = 2
+from rl_core.errors import UserError, run_reporting_errors
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -26,13 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", help="write the metrics to this file")
     p.add_argument("--debug", action="store_true", help="show tracebacks instead of one-line errors")
     args = p.parse_args(argv)
-    try:
-        return play(args)
-    except UserError as e:
-        if args.debug:
-            raise
-        print(f"error: {e}", file=sys.stderr)
-        return EXIT_USAGE
+    return run_reporting_errors(lambda: play(args), args.debug)
 
 
 def play(args: argparse.Namespace) -> int:
@@ -43,7 +35,6 @@ def play(args: argparse.Namespace) -> int:
     from envs.registry import get_task
     from rl_core import checkpoint as ckpt
     from rl_core.config_io import from_dict
-    from rl_core.errors import CheckpointError
     from rl_core.evaluation import evaluate
     from rl_core.modules.actor_critic import ActorCritic
 
@@ -52,8 +43,6 @@ def play(args: argparse.Namespace) -> int:
     path = ckpt.resolve_path(args.checkpoint)
     data = ckpt.load(path)
     task = args.task or data["task"]
-    if task != data["task"]:
-        raise CheckpointError(f"checkpoint error: {path} was trained on task '{data['task']}', not '{task}'")
     spec = get_task(task)
     cfg = from_dict(spec.default_config(), data["config"])
     num_envs = args.num_envs or min(args.episodes, cfg.env.num_envs)
@@ -61,8 +50,7 @@ def play(args: argparse.Namespace) -> int:
         raise UserError(f"--num-envs={num_envs} is not allowed; expected an integer >= 1")
     env = spec.make_env(dataclasses.replace(cfg.env, num_envs=num_envs), torch.device("cpu"))
     try:
-        if dict(env.obs_dims) != dict(data["obs_dims"]):
-            raise CheckpointError(f"checkpoint error: {path} has observation sizes {data['obs_dims']}, this env has {env.obs_dims}")
+        ckpt.check_compatible(data, task, env, str(path))
         policy = ActorCritic(env.obs_dims["policy"], env.obs_dims.get("critic"), env.action_spec, cfg.policy)
         policy.load_state_dict(data["policy"])
         policy.eval()

@@ -16,9 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rl_core.errors import UserError
-
-EXIT_USAGE = 2
+from rl_core.errors import EXIT_USAGE, UserError, run_reporting_errors
 
 
 class _Parser(argparse.ArgumentParser):
@@ -109,23 +107,21 @@ def print_help(parser: argparse.ArgumentParser, task: str | None) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    try:
-        if args.help:
-            print_help(parser, args.task)
-            return 0
-        if args.list_tasks:
-            from envs.registry import registered
+    return run_reporting_errors(lambda: _dispatch(parser, args), args.debug)
 
-            for name, spec in registered().items():
-                print(f"{name:24s} {spec.description}")
-            print("(any other Gymnasium id also works, with generic defaults)")
-            return 0
-        return train(args)
-    except UserError as e:
-        if args.debug:
-            raise
-        print(f"error: {e}", file=sys.stderr)
-        return EXIT_USAGE
+
+def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    if args.help:
+        print_help(parser, args.task)
+        return 0
+    if args.list_tasks:
+        from envs.registry import registered
+
+        for name, spec in registered().items():
+            print(f"{name:24s} {spec.description}")
+        print("(any other Gymnasium id also works, with generic defaults)")
+        return 0
+    return train(args)
 
 
 def train(args: argparse.Namespace) -> int:

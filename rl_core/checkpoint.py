@@ -70,3 +70,15 @@ def load(path: str | Path) -> dict[str, Any]:
         raise CheckpointError(f"checkpoint error: {path} has format_version {data['format_version']}, newer than this "
                               f"version supports ({FORMAT_VERSION}); upgrade legged-mjx")
     return data
+
+
+def check_compatible(data: dict[str, Any], task: str, env: Any, source: str) -> None:
+    """One clear line if the checkpoint belongs to another task or observation / action layout than ``env``."""
+    if data.get("task") != task:
+        raise CheckpointError(f"checkpoint error: {source} was trained on task '{data.get('task')}', not '{task}'")
+    if dict(data.get("obs_dims", {})) != dict(env.obs_dims):
+        raise CheckpointError(f"checkpoint error: {source} has observation sizes {data.get('obs_dims')}, "
+                              f"this env has {dict(env.obs_dims)}")
+    spec = {"discrete": env.action_spec.discrete, "n": env.action_spec.n}
+    if data.get("action_spec") != spec:
+        raise CheckpointError(f"checkpoint error: {source} has action space {data.get('action_spec')}, this env has {spec}")

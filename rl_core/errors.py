@@ -1,5 +1,10 @@
 """Errors that reach the user as one line (train.py / play.py print them and exit with status 2)."""
 
+import sys
+from collections.abc import Callable
+
+EXIT_USAGE = 2
+
 
 class UserError(Exception):
     """A problem caused by input (CLI value, config field, file). Its message is one complete line."""
@@ -15,3 +20,14 @@ class ConfigError(UserError):
 
 class CheckpointError(UserError):
     """A checkpoint file is missing, corrupt, untrusted or does not fit the task."""
+
+
+def run_reporting_errors(fn: Callable[[], int], debug: bool) -> int:
+    """Run a command; a UserError becomes one line on stderr and exit status 2 (a traceback only with --debug)."""
+    try:
+        return fn()
+    except UserError as e:
+        if debug:
+            raise
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_USAGE

@@ -14,7 +14,6 @@ from rl_core import checkpoint as ckpt
 from rl_core.config import TrainConfig
 from rl_core.config_io import to_dict
 from rl_core.env_api import Obs, VecEnv, state_dict_of
-from rl_core.errors import CheckpointError
 from rl_core.logging import Logger
 from rl_core.modules.actor_critic import ActorCritic
 from rl_core.modules.normalizer import ReturnNormalizer
@@ -225,20 +224,9 @@ class OnPolicyRunner:
     def save(self, path: str | Path) -> Path:
         return ckpt.save_atomic(self.state_dict(), path)
 
-    def check_compatible(self, data: dict[str, Any], source: str) -> None:
-        """One clear line if the checkpoint belongs to another task or observation/action layout."""
-        if data.get("task") != self.task:
-            raise CheckpointError(f"checkpoint error: {source} was trained on task '{data.get('task')}', not '{self.task}'")
-        if dict(data.get("obs_dims", {})) != dict(self.env.obs_dims):
-            raise CheckpointError(f"checkpoint error: {source} has observation sizes {data.get('obs_dims')}, "
-                                  f"this env has {dict(self.env.obs_dims)}")
-        spec = {"discrete": self.env.action_spec.discrete, "n": self.env.action_spec.n}
-        if data.get("action_spec") != spec:
-            raise CheckpointError(f"checkpoint error: {source} has action space {data.get('action_spec')}, this env has {spec}")
-
     def load_state_dict(self, data: dict[str, Any], source: str = "checkpoint") -> None:
         """Restore everything needed to continue exactly (policy, optimizer, lr, normalizers, RNG, counters, env)."""
-        self.check_compatible(data, source)
+        ckpt.check_compatible(data, self.task, self.env, source)
         self.policy.load_state_dict(data["policy"])
         self.alg.load_state_dict(data["algorithm"])
         if self.reward_normalizer is not None and data.get("reward_normalizer") is not None:

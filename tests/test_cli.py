@@ -78,3 +78,12 @@ def test_train_resume_end_to_end(capsys, tmp_path):
     assert "resumed from" in out and (run / "checkpoints" / "model_3.pt").exists()
     import json
     assert json.loads((run / "summary.json").read_text())["iterations"] == 3
+
+    import play
+    code = play.main(["--checkpoint", str(run), "--episodes", "3", "--json", str(tmp_path / "eval.json")])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    metrics = json.loads((tmp_path / "eval.json").read_text())
+    assert metrics["episodes"] == 3 and metrics["iteration"] == 3 and metrics["mean_episode_return"] > 0
+    assert play.main(["--checkpoint", str(run), "--task", "Pendulum-v1"]) == 2
+    assert "trained on task 'CartPole-v1'" in capsys.readouterr().err
