@@ -48,7 +48,7 @@ def play(args: argparse.Namespace) -> int:
     num_envs = args.num_envs or min(args.episodes, cfg.env.num_envs)
     if num_envs < 1:
         raise UserError(f"--num-envs={num_envs} is not allowed; expected an integer >= 1")
-    env = spec.make_env(dataclasses.replace(cfg.env, num_envs=num_envs), torch.device("cpu"))
+    env = spec.make_env(dataclasses.replace(cfg.env, num_envs=num_envs).for_evaluation(), torch.device("cpu"))
     try:
         ckpt.check_compatible(data, task, env, str(path))
         policy = ActorCritic(env.obs_dims["policy"], env.obs_dims.get("critic"), env.action_spec, cfg.policy)
@@ -58,8 +58,10 @@ def play(args: argparse.Namespace) -> int:
     finally:
         env.close()
     metrics = {"task": task, "checkpoint": str(path), "iteration": data["iteration"], **metrics}
-    print(f"{task} @ iteration {metrics['iteration']}: {metrics['episodes']} episodes, "
-          f"mean return {metrics['mean_episode_return']:.2f}, mean length {metrics['mean_episode_length']:.1f}")
+    print(f"{task} @ iteration {metrics['iteration']}: {metrics['episodes']} episodes")
+    for name, value in metrics.items():
+        if isinstance(value, float):
+            print(f"  {name:24s} {value:10.4f}")
     if args.json:
         Path(args.json).write_text(json.dumps(metrics, indent=2) + "\n")
     return 0

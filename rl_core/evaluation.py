@@ -1,6 +1,15 @@
-"""Deterministic evaluation of a policy (mean action / argmax, frozen normalizer) on a batched env."""
+"""Deterministic evaluation of a policy (mean action / argmax, frozen normalizer) on a batched env.
+
+Every env contributes the same number of episodes (its first ``ceil(episodes / num_envs)``), taken in round
+order, so short episodes (falls) are not over-counted the way "the first K episodes to finish" would. Envs
+may report per-step metrics in ``info["metrics"]`` (name -> ``[N]`` tensor); each is averaged over every
+episode's steps, then over episodes. ``fall_rate`` is the fraction of episodes that ended by termination
+rather than by the time limit.
+"""
 
 from __future__ import annotations
+
+import math
 
 import torch
 
@@ -10,26 +19,44 @@ from rl_core.modules.actor_critic import ActorCritic
 
 @torch.inference_mode()
 def evaluate(policy: ActorCritic, env: VecEnv, episodes: int, seed: int, max_steps: int = 1_000_000) -> dict[str, float]:
-    """Run until ``episodes`` episodes have finished (the first ones to finish count); return their means."""
+    """Run until every env has finished its share of ``episodes``; return the means over those episodes."""
     device = next(policy.parameters()).device
+    N = env.num_envs
+    quota = math.ceil(episodes / N)
     obs = env.reset(seed=seed)
-    ep_ret = torch.zeros(env.num_envs, device=device)
-    ep_len = torch.zeros(env.num_envs, device=device)
-    returns: list[float] = []
-    lengths: list[float] = []
+    sums: dict[str, torch.Tensor] = {"return": torch.zeros(N, device=device)}
+    ep_len = torch.zeros(N, device=device)
+    finished = torch.zeros(N, dtype=torch.long, device=device)
+    records: list[tuple[int, int, dict[str, float]]] = []  # (round, env, values)
     for _ in range(max_steps):
         actions = policy.act_inference(obs["policy"].to(device))
-        obs, rew, term, trunc, _ = env.step(actions.squeeze(-1).long() if env.action_spec.discrete else actions)
-        ep_ret += rew.to(device)
+        obs, rew, term, trunc, info = env.step(actions.squeeze(-1).long() if env.action_spec.discrete else actions)
+        sums["return"] += rew.to(device)
+        for name, value in info.get("metrics", {}).items():
+            sums.setdefault(name, torch.zeros(N, device=device))
+            sums[name] += value.to(device)
         ep_len += 1
-        done = (term | trunc).to(device)
+        term, done = term.to(device), (term | trunc).to(device)
         if bool(done.any()):  # evaluation is not the training hot loop: a sync per step is fine here
-            returns += ep_ret[done].tolist()
-            lengths += ep_len[done].tolist()
-            ep_ret[done] = 0
-            ep_len[done] = 0
-            if len(returns) >= episodes:
+            for i in done.nonzero().flatten().tolist():
+                if finished[i] < quota:
+                    values = {k: (v[i] if k == "return" else v[i] / ep_len[i]).item() for k, v in sums.items()}
+                    values.update(length=ep_len[i].item(), fell=float(term[i]))
+                    records.append((int(finished[i]), i, values))
+            finished += done
+            for v in sums.values():
+                v.masked_fill_(done, 0.0)
+            ep_len.masked_fill_(done, 0.0)
+            if bool((finished >= quota).all()):
                 break
-    returns, lengths = returns[:episodes], lengths[:episodes]
-    n = max(1, len(returns))
-    return {"episodes": len(returns), "mean_episode_return": sum(returns) / n, "mean_episode_length": sum(lengths) / n}
+    records.sort(key=lambda r: (r[0], r[1]))
+    chosen = [r[2] for r in records[:episodes]]
+    n = max(1, len(chosen))
+    out = {"episodes": len(chosen),
+           "mean_episode_return": sum(r["return"] for r in chosen) / n,
+           "mean_episode_length": sum(r["length"] for r in chosen) / n,
+           "fall_rate": sum(r["fell"] for r in chosen) / n}
+    for name in sums:
+        if name != "return":
+            out[name] = sum(r[name] for r in chosen) / n
+    return out

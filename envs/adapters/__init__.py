@@ -1,0 +1,1 @@
+"""Adapters that let other trainers drive our batched envs."""

@@ -1,0 +1,80 @@
+"""Our VecEnv as an ``rsl_rl.env.VecEnv`` (rsl-rl-lib 5.x), so that rsl_rl's own OnPolicyRunner can train it.
+
+    from envs.adapters.rsl_rl import RslRlVecEnv, rsl_rl_train_cfg
+    env = RslRlVecEnv(LocomotionEnv(cfg.env))
+    runner = rsl_rl.runners.OnPolicyRunner(env, rsl_rl_train_cfg(cfg), log_dir=None, device="cpu")
+
+rsl_rl sees ``dones = terminated | truncated`` and ``extras["time_outs"] = truncated`` (it then bootstraps a
+time-out from the value of the observation after the reset, its documented shortcut). ``extras["log"]``
+carries our per-step scalars under ``/env/<name>``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from rsl_rl.env import VecEnv
+from tensordict import TensorDict
+
+from rl_core.config import TrainConfig
+from rl_core.env_api import VecEnv as OurVecEnv
+
+
+class RslRlVecEnv(VecEnv):
+    """Wraps an env with ``episode_length`` / ``max_episode_length`` (the locomotion task) for rsl_rl."""
+
+    def __init__(self, env: OurVecEnv, seed: int = 0):
+        self.env = env
+        self.num_envs = env.num_envs
+        self.num_actions = env.action_spec.n
+        self.max_episode_length = env.max_episode_length  # type: ignore[attr-defined]
+        self.device = env.device
+        self.cfg = getattr(env, "cfg", {})
+        self._obs = self._wrap(env.reset(seed=seed))
+
+    def _wrap(self, obs: dict[str, torch.Tensor]) -> TensorDict:
+        return TensorDict(dict(obs), batch_size=[self.num_envs], device=self.device)
+
+    @property
+    def episode_length_buf(self) -> torch.Tensor:  # type: ignore[override]
+        return self.env.episode_length  # type: ignore[attr-defined]
+
+    @episode_length_buf.setter
+    def episode_length_buf(self, value: torch.Tensor) -> None:
+        self.env.episode_length = value  # type: ignore[attr-defined]
+
+    def get_observations(self) -> TensorDict:
+        return self._obs
+
+    def step(self, actions: torch.Tensor) -> tuple[TensorDict, torch.Tensor, torch.Tensor, dict[str, Any]]:
+        obs, rewards, terminated, truncated, info = self.env.step(actions)
+        self._obs = self._wrap(obs)
+        extras = {"time_outs": truncated, "log": {f"/env/{k}": v for k, v in info.get("log", {}).items()}}
+        return self._obs, rewards, terminated | truncated, extras
+
+
+def rsl_rl_train_cfg(cfg: TrainConfig) -> dict[str, Any]:
+    """rsl_rl 5.x's train_cfg with the same networks, PPO hyperparameters and rollout length as ``cfg``."""
+    p, a = cfg.policy, cfg.algorithm
+    if a.normalize_rewards or a.target_kl is not None:
+        raise ValueError("rsl_rl has no equivalent of algorithm.normalize_rewards / algorithm.target_kl")
+    model = {"class_name": "MLPModel", "activation": p.activation, "obs_normalization": p.normalize_obs}
+    return {
+        "num_steps_per_env": cfg.runner.num_steps_per_env,
+        "save_interval": cfg.runner.save_interval,
+        "obs_groups": {"actor": ["policy"], "critic": ["policy"]},
+        "actor": {**model, "hidden_dims": list(p.actor_hidden_dims),
+                  "distribution_cfg": {"class_name": "GaussianDistribution", "init_std": p.init_noise_std}},
+        "critic": {**model, "hidden_dims": list(p.critic_hidden_dims)},
+        "algorithm": {
+            "class_name": "PPO", "num_learning_epochs": a.num_learning_epochs, "num_mini_batches": a.num_mini_batches,
+            "clip_param": a.clip_param, "gamma": a.gamma, "lam": a.lam, "value_loss_coef": a.value_loss_coef,
+            "use_clipped_value_loss": a.use_clipped_value_loss, "entropy_coef": a.entropy_coef,
+            "learning_rate": a.learning_rate, "schedule": "adaptive" if a.schedule == "adaptive" else "fixed",
+            "desired_kl": a.desired_kl, "max_grad_norm": a.max_grad_norm,
+            "normalize_advantage_per_mini_batch": a.normalize_advantage_per_minibatch,
+        },
+        "multi_gpu": None,
+        "check_for_nan": False,
+    }

@@ -1,0 +1,1 @@
+"""Robot models written in this repository (MJCF) and their constants. Nothing is downloaded at run time."""

@@ -1,0 +1,248 @@
+"""Velocity-tracking locomotion on flat ground (legged_gym's task) for the quadruped, on any physics backend.
+
+The physics backend simulates; everything else here is torch over its readout: commands, the 48-dim
+observation, the reward terms, terminations (kept apart from time-outs), per-env resets, domain randomization,
+pushes and observation noise. All randomness comes from one torch generator, saved in the checkpoint along
+with the physics state, so a resumed CPU run continues bit-identically.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import mujoco
+import torch
+
+from envs.physics.base import PhysicsReadout
+from envs.physics.factory import make_physics, resolve_backend
+from envs.robots import quadruped as robot
+from envs.tasks import locomotion_rewards as R
+from envs.tasks.locomotion_config import LocomotionEnvConfig
+from envs.tasks.rotations import from_yaw, rotate_inverse
+from rl_core.env_api import ActionSpec, Obs
+
+OBS_SCALES = {"lin_vel": 2.0, "ang_vel": 0.25, "joint_pos": 1.0, "joint_vel": 0.05}
+"""Observation scales (legged_gym); the commands use the matching lin_vel / ang_vel scales."""
+OBS_LAYOUT = (("base_lin_vel", 3), ("base_ang_vel", 3), ("projected_gravity", 3), ("commands", 3),
+              ("joint_pos", 12), ("joint_vel", 12), ("last_actions", 12))
+"""Observation groups in order (48 values)."""
+RANDOMIZED_FIELDS = ("geom_friction", "body_mass", "actuator_gainprm", "actuator_biasprm")
+"""Model fields that get per-env values."""
+
+
+class LocomotionEnv:
+    """``cfg.num_envs`` quadrupeds tracking random velocity commands; satisfies ``rl_core.env_api.VecEnv``."""
+
+    def __init__(self, cfg: LocomotionEnvConfig, device: torch.device | str = "cpu"):
+        self.cfg = cfg
+        device = torch.device(device)
+        self.backend = resolve_backend(cfg.backend, device)
+        self.model = mujoco.MjModel.from_xml_path(str(robot.XML_PATH))
+        N = self.num_envs = cfg.num_envs
+        self.physics = make_physics(self.model, N, cfg.decimation, RANDOMIZED_FIELDS, self.backend,
+                                    device, cfg.physics_threads, cfg.mjx_impl)
+        self.device = dev = self.physics.device
+        self.dt = cfg.decimation * self.model.opt.timestep
+        self.max_episode_length = math.ceil(cfg.episode_length_s / self.dt)
+        self.resample_steps = max(1, round(cfg.commands.resample_s / self.dt))
+        push_s = cfg.randomization.push_interval_s
+        self.push_steps = max(1, round(push_s / self.dt)) if push_s > 0 else 0
+        self.obs_dims = {"policy": sum(n for _, n in OBS_LAYOUT)}
+        self.action_spec = ActionSpec(discrete=False, n=robot.JOINT_NAMES.__len__())
+        self.generator = torch.Generator(dev)
+
+        f32 = dict(device=dev, dtype=torch.float32)
+        self.default_joint_pos = torch.tensor(robot.DEFAULT_JOINT_POS, **f32)
+        self.torso_id = self.model.body(robot.TORSO_BODY).id
+        self._defaults = {name: torch.tensor(getattr(self.model, name), **f32) for name in RANDOMIZED_FIELDS}
+        s = OBS_SCALES
+        self.cmd_scale = torch.tensor([s["lin_vel"], s["lin_vel"], s["ang_vel"]], **f32)
+        n = cfg.noise
+        self.noise_vec = cfg.noise.scale * torch.cat([
+            torch.full((3,), n.lin_vel * s["lin_vel"]), torch.full((3,), n.ang_vel * s["ang_vel"]),
+            torch.full((3,), n.gravity), torch.zeros(3), torch.full((12,), n.joint_pos * s["joint_pos"]),
+            torch.full((12,), n.joint_vel * s["joint_vel"]), torch.zeros(12)]).to(dev)
+        self.reward_terms = {name: w * self.dt for name, w in _reward_weights(cfg).items() if w != 0.0}
+
+        # Task state (checkpointed).
+        self.commands = torch.zeros(N, 3, **f32)
+        self.episode_length = torch.zeros(N, dtype=torch.long, device=dev)
+        self.last_actions = torch.zeros(N, 12, **f32)
+        self.last_joint_vel = torch.zeros(N, 12, **f32)
+        self.air_time = torch.zeros(N, 4, **f32)
+        self.last_contacts = torch.zeros(N, 4, dtype=torch.bool, device=dev)
+        self._all = torch.ones(N, dtype=torch.bool, device=dev)
+
+    # ------------------------------------------------------------------------------------ helpers
+    def _uniform(self, shape: tuple[int, ...], low: float, high: float) -> torch.Tensor:
+        return torch.rand(shape, generator=self.generator, device=self.device) * (high - low) + low
+
+    @staticmethod
+    def kinematics(r: PhysicsReadout) -> dict[str, torch.Tensor]:
+        """Base velocities and gravity in the body frame, joint states, feet: what rewards and observations use."""
+        quat = r.qpos[:, 3:7]
+        N = quat.shape[0]
+        gravity = torch.tensor([0.0, 0.0, -1.0], device=quat.device).expand(N, 3)
+        sd = r.sensordata
+        return {
+            "lin_vel_b": rotate_inverse(quat, r.qvel[:, 0:3]),
+            "ang_vel_b": r.qvel[:, 3:6],
+            "gravity_b": rotate_inverse(quat, gravity),
+            "joint_pos": r.qpos[:, 7:19],
+            "joint_vel": r.qvel[:, 6:18],
+            "foot_force": sd[:, robot.FOOT_TOUCH],
+            "forbidden_force": sd[:, robot.FORBIDDEN_TOUCH],
+            "calf_force": sd[:, robot.CALF_TOUCH],
+            "foot_vel_w": sd[:, robot.FOOT_VEL].reshape(N, 4, 3),
+            "base_height": r.qpos[:, 2],
+        }
+
+    def _observe(self, k: dict[str, torch.Tensor]) -> torch.Tensor:
+        s = OBS_SCALES
+        obs = torch.cat([
+            k["lin_vel_b"] * s["lin_vel"], k["ang_vel_b"] * s["ang_vel"], k["gravity_b"], self.commands * self.cmd_scale,
+            (k["joint_pos"] - self.default_joint_pos) * s["joint_pos"], k["joint_vel"] * s["joint_vel"],
+            self.last_actions], dim=1)
+        if self.cfg.noise.scale > 0:
+            obs = obs + (2.0 * torch.rand(obs.shape, generator=self.generator, device=self.device) - 1.0) * self.noise_vec
+        return torch.nan_to_num(obs, nan=0.0, posinf=0.0, neginf=0.0)
+
+    def _sample_commands(self, mask: torch.Tensor) -> None:
+        c = self.cfg.commands
+        N = self.num_envs
+        new = torch.stack([self._uniform((N,), *c.lin_vel_x), self._uniform((N,), *c.lin_vel_y),
+                           self._uniform((N,), *c.yaw_rate)], dim=1)
+        small = torch.norm(new[:, :2], dim=1) < c.min_lin_vel
+        new[:, :2] *= (~small).unsqueeze(1)
+        self.commands = torch.where(mask.unsqueeze(1), new, self.commands)
+
+    def _reset_envs(self, mask: torch.Tensor) -> None:
+        """Fresh randomized state, model parameters and commands for the masked envs (fixed shapes, no sync)."""
+        N, rnd = self.num_envs, self.cfg.randomization
+        qpos = torch.zeros(N, self.model.nq, device=self.device)
+        qpos[:, 2] = robot.BASE_HEIGHT
+        qpos[:, 3:7] = from_yaw(self._uniform((N,), -math.pi, math.pi))
+        qpos[:, 7:] = self.default_joint_pos * self._uniform((N, 12), *rnd.init_joint_scale)
+        qvel = torch.zeros(N, self.model.nv, device=self.device)
+        qvel[:, :6] = self._uniform((N, 6), -rnd.init_base_vel, rnd.init_base_vel)
+        self.physics.reset(mask, qpos, qvel)
+
+        d = self._defaults
+        friction = d["geom_friction"].expand(N, -1, -1).clone()
+        friction[:, :, 0] = self._uniform((N, 1), *rnd.friction)
+        mass = d["body_mass"].expand(N, -1).clone()
+        mass[:, self.torso_id] += self._uniform((N,), *rnd.added_base_mass)
+        gain = self._uniform((N, 1), *rnd.gain_scale)
+        gainprm = d["actuator_gainprm"].expand(N, -1, -1).clone()
+        gainprm[:, :, 0] *= gain
+        biasprm = d["actuator_biasprm"].expand(N, -1, -1).clone()
+        biasprm[:, :, 1:3] *= gain.unsqueeze(-1)
+        self.physics.set_model_fields(mask, {"geom_friction": friction, "body_mass": mass,
+                                             "actuator_gainprm": gainprm, "actuator_biasprm": biasprm})
+        self._sample_commands(mask)
+        keep = (~mask).unsqueeze(1)
+        self.episode_length *= ~mask
+        self.last_actions *= keep
+        self.last_joint_vel *= keep
+        self.air_time *= keep
+        self.last_contacts &= keep
+
+    # ----------------------------------------------------------------------------------- VecEnv API
+    def reset(self, seed: int | None = None) -> Obs:
+        if seed is not None:
+            self.generator.manual_seed(seed)
+        self._reset_envs(self._all)
+        if self.cfg.randomize_initial_episode_length:
+            self.episode_length = torch.randint(0, self.max_episode_length, (self.num_envs,), generator=self.generator,
+                                                device=self.device)
+        return {"policy": self._observe(self.kinematics(self.physics.read()))}
+
+    def step(self, actions: torch.Tensor) -> tuple[Obs, torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:
+        cfg = self.cfg
+        actions = actions.to(self.device).clamp(-cfg.clip_actions, cfg.clip_actions)
+        self.physics.step(self.default_joint_pos + robot.ACTION_SCALE * actions)
+        r = self.physics.read()
+        k = self.kinematics(r)
+        self.episode_length += 1
+
+        thr = cfg.contact_force_threshold
+        contact = k["foot_force"] > thr
+        contact_filt = contact | self.last_contacts
+        first_contact = (self.air_time > 0) & contact_filt
+        self.air_time += self.dt
+        sigma = cfg.rewards.tracking_sigma
+        values = {
+            "tracking_lin_vel": lambda: R.tracking_lin_vel(self.commands, k["lin_vel_b"], sigma),
+            "tracking_ang_vel": lambda: R.tracking_ang_vel(self.commands, k["ang_vel_b"], sigma),
+            "lin_vel_z": lambda: R.lin_vel_z(k["lin_vel_b"]),
+            "ang_vel_xy": lambda: R.ang_vel_xy(k["ang_vel_b"]),
+            "orientation": lambda: R.orientation(k["gravity_b"]),
+            "torques": lambda: R.torques(r.actuator_force),
+            "dof_acc": lambda: R.dof_acc(k["joint_vel"], self.last_joint_vel, self.dt),
+            "action_rate": lambda: R.action_rate(actions, self.last_actions),
+            "feet_air_time": lambda: R.feet_air_time(self.air_time, first_contact, self.commands),
+            "feet_slip": lambda: R.feet_slip(k["foot_vel_w"], contact),
+            "collision": lambda: R.collision(k["calf_force"] > thr),
+        }
+        terms = {name: w * values[name]() for name, w in self.reward_terms.items()}
+        self.air_time *= ~contact_filt
+        self.last_contacts = contact
+        reward = torch.stack(list(terms.values())).sum(0)
+        if cfg.rewards.only_positive:
+            reward = reward.clamp(min=0.0)
+
+        finite = torch.isfinite(r.qpos).all(1) & torch.isfinite(r.qvel).all(1)
+        diverged = ~finite | (r.qvel.abs() > 1e3).any(1)
+        fell = (k["forbidden_force"] > thr).any(1)
+        terminated = fell | diverged
+        truncated = (self.episode_length >= self.max_episode_length) & ~terminated
+        reward = torch.where(diverged, torch.zeros_like(reward), torch.nan_to_num(reward))
+
+        lin_err = torch.norm(self.commands[:, :2] - k["lin_vel_b"][:, :2], dim=1)
+        yaw_err = torch.abs(self.commands[:, 2] - k["ang_vel_b"][:, 2])
+        self.last_actions = actions
+        self.last_joint_vel = k["joint_vel"]
+        final_obs = self._observe(k)
+
+        done = terminated | truncated
+        resample = (self.episode_length % self.resample_steps == 0) & ~done
+        self._sample_commands(resample)
+        if self.push_steps:
+            push = (self.episode_length % self.push_steps == 0) & ~done
+            qvel = r.qvel.clone()
+            qvel[:, :2] = self._uniform((self.num_envs, 2), -cfg.randomization.push_vel_xy, cfg.randomization.push_vel_xy)
+            self.physics.set_velocity(push, qvel)
+        self._reset_envs(done)
+        obs = self._observe(self.kinematics(self.physics.read()))
+
+        log = {f"rew_{name}": v.mean() for name, v in terms.items()}
+        log.update(lin_vel_error=lin_err.mean(), yaw_rate_error=yaw_err.mean(), terminated=terminated.float().mean(),
+                   truncated=truncated.float().mean(), diverged=diverged.float().mean())
+        info = {"final_obs": {"policy": final_obs}, "log": log,
+                "metrics": {"lin_vel_error": lin_err, "yaw_rate_error": yaw_err}}
+        return {"policy": obs}, reward, terminated, truncated, info
+
+    def close(self) -> None:
+        pass
+
+    # ----------------------------------------------------------------------------------- checkpoint
+    def state_dict(self) -> dict[str, Any]:
+        task = {name: getattr(self, name).cpu() for name in _TASK_STATE}
+        return {"physics": self.physics.state_dict(), "task": task, "generator": self.generator.get_state()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.physics.load_state_dict(state["physics"])
+        for name in _TASK_STATE:
+            setattr(self, name, state["task"][name].to(self.device))
+        self.generator.set_state(state["generator"])
+
+
+_TASK_STATE = ("commands", "episode_length", "last_actions", "last_joint_vel", "air_time", "last_contacts")
+
+
+def _reward_weights(cfg: LocomotionEnvConfig) -> dict[str, float]:
+    r = cfg.rewards
+    return {name: getattr(r, name) for name in ("tracking_lin_vel", "tracking_ang_vel", "lin_vel_z", "ang_vel_xy",
+                                                  "orientation", "torques", "dof_acc", "action_rate", "feet_air_time",
+                                                  "feet_slip", "collision")}

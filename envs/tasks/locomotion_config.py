@@ -1,0 +1,177 @@
+"""Typed config of the velocity-tracking locomotion task (``quadruped-flat``); every field has a docstring.
+
+Nested sections are overridden from the command line as ``env.<section>.<field>=value``, e.g.
+``env.rewards.orientation=-2.0`` or ``env.commands.lin_vel_x=[-2,2]``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from rl_core.config import EnvConfig
+from rl_core.config_io import check_types, require
+
+Range = tuple[float, float]
+
+
+def _check_range(value: Range, name: str) -> None:
+    require(len(value) == 2 and value[0] <= value[1], name, list(value), "a pair [low, high] with low <= high")
+
+
+@dataclass(frozen=True)
+class CommandConfig:
+    """Velocity commands, drawn uniformly per env and resampled every ``resample_s`` seconds."""
+
+    lin_vel_x: Range = (-1.0, 1.0)
+    """Forward velocity command range (m/s, body frame)."""
+    lin_vel_y: Range = (-0.5, 0.5)
+    """Sideways velocity command range (m/s, body frame)."""
+    yaw_rate: Range = (-1.0, 1.0)
+    """Yaw-rate command range (rad/s)."""
+    resample_s: float = 10.0
+    """Seconds between command resamples."""
+    min_lin_vel: float = 0.2
+    """Linear commands with a norm below this are set to zero (standing in place, possibly turning)."""
+
+    def __post_init__(self) -> None:
+        check_types(self, "env.commands.")
+        for name in ("lin_vel_x", "lin_vel_y", "yaw_rate"):
+            _check_range(getattr(self, name), f"env.commands.{name}")
+        require(self.resample_s > 0, "env.commands.resample_s", self.resample_s, "a number > 0")
+        require(self.min_lin_vel >= 0, "env.commands.min_lin_vel", self.min_lin_vel, "a number >= 0")
+
+
+@dataclass(frozen=True)
+class RewardScales:
+    """Weights of the reward terms (legged_gym names and values; each is multiplied by the control period).
+
+    A zero weight switches the term off. Every term is logged as ``Env/rew_<name>`` per iteration.
+    """
+
+    tracking_lin_vel: float = 1.0
+    """exp(-|v_xy - cmd_xy|^2 / tracking_sigma): follow the linear velocity command (body frame)."""
+    tracking_ang_vel: float = 0.5
+    """exp(-(w_z - cmd_yaw)^2 / tracking_sigma): follow the yaw-rate command."""
+    lin_vel_z: float = -2.0
+    """Vertical base velocity squared."""
+    ang_vel_xy: float = -0.05
+    """Roll and pitch rates squared."""
+    orientation: float = -5.0
+    """Horizontal components of the gravity direction in the body frame, squared (tilt)."""
+    torques: float = -1e-5
+    """Joint torques squared."""
+    dof_acc: float = -2.5e-7
+    """Joint accelerations squared."""
+    action_rate: float = -0.01
+    """Change of the action between control steps, squared."""
+    feet_air_time: float = 1.0
+    """At each touchdown, the foot's air time minus 0.5 s (only while a linear velocity is commanded)."""
+    feet_slip: float = -0.1
+    """Horizontal speed squared of the feet that touch the ground."""
+    collision: float = -1.0
+    """Number of calves touching the ground."""
+    tracking_sigma: float = 0.25
+    """Width of the tracking kernels."""
+    only_positive: bool = True
+    """Clip the total reward of a step at zero from below (legged_gym); avoids learning early termination."""
+
+    def __post_init__(self) -> None:
+        check_types(self, "env.rewards.")
+        require(self.tracking_sigma > 0, "env.rewards.tracking_sigma", self.tracking_sigma, "a number > 0")
+
+
+@dataclass(frozen=True)
+class NoiseConfig:
+    """Uniform observation noise (in physical units, before the observation scales)."""
+
+    scale: float = 1.0
+    """Multiplies every noise level below; 0 turns noise off."""
+    lin_vel: float = 0.1
+    """Base linear velocity noise (m/s)."""
+    ang_vel: float = 0.2
+    """Base angular velocity noise (rad/s)."""
+    gravity: float = 0.05
+    """Projected gravity noise."""
+    joint_pos: float = 0.01
+    """Joint position noise (rad)."""
+    joint_vel: float = 1.5
+    """Joint velocity noise (rad/s)."""
+
+    def __post_init__(self) -> None:
+        check_types(self, "env.noise.")
+        require(self.scale >= 0, "env.noise.scale", self.scale, "a number >= 0")
+
+
+@dataclass(frozen=True)
+class RandomizationConfig:
+    """Domain randomization, drawn per env at each of its resets, and random pushes."""
+
+    friction: Range = (0.5, 1.25)
+    """Sliding friction of the feet and floor."""
+    added_base_mass: Range = (-1.0, 2.0)
+    """Mass added to the torso (kg)."""
+    gain_scale: Range = (0.9, 1.1)
+    """Factor on the PD gains (kp and kv together)."""
+    push_interval_s: float = 15.0
+    """Seconds between pushes of an env (0: no pushes)."""
+    push_vel_xy: float = 1.0
+    """A push sets the base's horizontal velocity to a uniform value in [-push_vel_xy, push_vel_xy] (m/s)."""
+    init_joint_scale: Range = (0.5, 1.5)
+    """At reset, joint positions are the default pose times a uniform factor in this range."""
+    init_base_vel: float = 0.5
+    """At reset, each base velocity component is uniform in [-init_base_vel, init_base_vel]."""
+
+    def __post_init__(self) -> None:
+        check_types(self, "env.randomization.")
+        for name in ("friction", "added_base_mass", "gain_scale", "init_joint_scale"):
+            _check_range(getattr(self, name), f"env.randomization.{name}")
+        require(self.friction[0] > 0, "env.randomization.friction", list(self.friction), "values > 0")
+        require(self.gain_scale[0] > 0, "env.randomization.gain_scale", list(self.gain_scale), "values > 0")
+        require(self.push_interval_s >= 0, "env.randomization.push_interval_s", self.push_interval_s, "a number >= 0")
+
+
+@dataclass(frozen=True)
+class LocomotionEnvConfig(EnvConfig):
+    """Batched velocity-tracking locomotion on flat ground (legged_gym's task), on either physics backend."""
+
+    num_envs: int = 2048
+    """Number of robots simulated in lock-step."""
+    backend: Literal["auto", "native", "mjx"] = "auto"
+    """Physics: native (MuJoCo C on a thread pool, the CPU default), mjx (MJX/JAX, the GPU default); auto picks by runner.device."""
+    mjx_impl: Literal["jax", "warp"] = "jax"
+    """MJX implementation (backend mjx only): jax (XLA) or warp (MuJoCo Warp, NVIDIA GPUs, needs warp-lang)."""
+    physics_threads: int = 0
+    """Threads of the native backend (0: all cores)."""
+    decimation: int = 4
+    """Physics substeps per control step (0.005 s timestep: 50 Hz control)."""
+    episode_length_s: float = 20.0
+    """Time-out of an episode (truncation, bootstrapped)."""
+    randomize_initial_episode_length: bool = True
+    """Start the run with random episode clocks so that time-outs do not synchronize across envs."""
+    clip_actions: float = 100.0
+    """Actions are clipped to [-clip_actions, clip_actions] before scaling."""
+    contact_force_threshold: float = 1.0
+    """A touch sensor reading above this (N) counts as contact."""
+    commands: CommandConfig = field(default_factory=CommandConfig)
+    """Velocity commands."""
+    rewards: RewardScales = field(default_factory=RewardScales)
+    """Reward weights."""
+    noise: NoiseConfig = field(default_factory=NoiseConfig)
+    """Observation noise."""
+    randomization: RandomizationConfig = field(default_factory=RandomizationConfig)
+    """Domain randomization and pushes."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        require(self.physics_threads >= 0, "env.physics_threads", self.physics_threads, "an integer >= 0")
+        require(self.decimation >= 1, "env.decimation", self.decimation, "an integer >= 1")
+        require(self.episode_length_s > 0, "env.episode_length_s", self.episode_length_s, "a number > 0")
+        require(self.clip_actions > 0, "env.clip_actions", self.clip_actions, "a number > 0")
+        require(self.contact_force_threshold >= 0, "env.contact_force_threshold", self.contact_force_threshold,
+                "a number >= 0")
+
+    def for_evaluation(self) -> "LocomotionEnvConfig":
+        """Evaluation: every episode starts at t = 0 and nobody pushes; noise and randomization stay on."""
+        return replace(self, randomize_initial_episode_length=False,
+                       randomization=replace(self.randomization, push_interval_s=0.0))

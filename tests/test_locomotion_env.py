@@ -1,0 +1,140 @@
+"""Contract tests of quadruped-flat on each physics backend (MJX at a small batch: it compiles once per module)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import torch
+
+from envs.robots import quadruped as robot
+from envs.tasks.locomotion import LocomotionEnv
+from envs.tasks.locomotion_config import LocomotionEnvConfig
+from rl_core.env_api import VecEnv
+
+BACKENDS = ["native", pytest.param("mjx", marks=pytest.mark.mjx)]
+N = 16
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def env(request):
+    if request.param == "mjx":
+        pytest.importorskip("mujoco.mjx")
+    e = LocomotionEnv(LocomotionEnvConfig(num_envs=N, backend=request.param))
+    yield e
+    e.close()
+
+
+def random_actions(seed: int, steps: int) -> list[torch.Tensor]:
+    g = torch.Generator().manual_seed(seed)
+    return [torch.randn(N, 12, generator=g) for _ in range(steps)]
+
+
+def rollout(env: LocomotionEnv, seed: int, actions: list[torch.Tensor]) -> list[torch.Tensor]:
+    out = [env.reset(seed=seed)["policy"].clone()]
+    for a in actions:
+        obs, rew, term, trunc, _ = env.step(a)
+        out += [obs["policy"].clone(), rew.clone(), term.clone(), trunc.clone()]
+    return out
+
+
+def test_shapes_dtypes_and_no_nan_after_many_random_steps(env):
+    assert isinstance(env, VecEnv)
+    assert env.obs_dims == {"policy": 48} and env.action_spec.n == 12 and not env.action_spec.discrete
+    obs = env.reset(seed=0)
+    assert obs["policy"].shape == (N, 48) and obs["policy"].dtype == torch.float32
+    for a in random_actions(1, 150):
+        obs, rew, term, trunc, info = env.step(a)
+        assert torch.isfinite(obs["policy"]).all() and torch.isfinite(rew).all()
+    assert rew.shape == (N,) and rew.dtype == torch.float32
+    assert term.dtype == torch.bool and trunc.dtype == torch.bool and term.shape == trunc.shape == (N,)
+    assert info["final_obs"]["policy"].shape == (N, 48)
+    assert all(v.dim() == 0 for v in info["log"].values())
+    assert {"rew_tracking_lin_vel", "rew_feet_air_time", "lin_vel_error", "terminated"} <= set(info["log"])
+
+
+def test_same_seed_same_rollout(env):
+    actions = random_actions(2, 30)
+    a, b = rollout(env, 7, actions), rollout(env, 7, actions)
+    assert all(torch.equal(x, y) for x, y in zip(a, b))
+    c = rollout(env, 8, actions)
+    assert not torch.equal(a[0], c[0])
+
+
+def test_time_out_is_truncation_and_auto_reset_gives_a_fresh_state(env):
+    env.reset(seed=3)
+    env.episode_length.fill_(env.max_episode_length - 1)
+    env.episode_length[0] = 5  # env 0 keeps running
+    stand = torch.zeros(N, 12)
+    obs, _, term, trunc, info = env.step(stand)
+    assert trunc[1:].all() and not trunc[0] and not term.any()
+    assert torch.equal(env.episode_length[1:], torch.zeros(N - 1, dtype=torch.long))
+    assert env.episode_length[0] == 6
+    # the returned observation is the first of the new episode; final_obs is the last of the old one
+    assert not torch.allclose(obs["policy"][1:], info["final_obs"]["policy"][1:])
+    assert torch.allclose(obs["policy"][:, 36:], torch.zeros(N, 12))  # last actions zeroed... and env 0's are 0 too
+    qpos = env.physics.read().qpos
+    assert torch.allclose(qpos[1:, 2], torch.full((N - 1,), robot.BASE_HEIGHT))
+
+
+def test_torso_on_the_ground_terminates_and_is_not_truncation(env):
+    env.reset(seed=4)
+    r = env.physics.read()
+    qpos, qvel = r.qpos.clone(), torch.zeros_like(r.qvel)
+    upside_down = torch.tensor([0.0, 1.0, 0.0, 0.0])
+    qpos[:2, 2] = 0.06
+    qpos[:2, 3:7] = upside_down
+    mask = torch.zeros(N, dtype=torch.bool)
+    mask[:2] = True
+    env.physics.reset(mask, qpos, qvel)
+    env.episode_length[:] = 0
+    terminated = torch.zeros(N, dtype=torch.bool)
+    for _ in range(3):
+        _, _, term, trunc, _ = env.step(torch.zeros(N, 12))
+        terminated |= term
+        assert not (term & trunc).any()
+    assert terminated[:2].all() and not terminated[2:].any()
+
+
+def test_resets_randomize_model_parameters_within_ranges(env):
+    env.reset(seed=5)
+    rnd = env.cfg.randomization
+    friction = env.physics.model_field("geom_friction")[:, :, 0]
+    assert friction.min() >= rnd.friction[0] - 1e-6 and friction.max() <= rnd.friction[1] + 1e-6
+    assert friction[:, 0].unique().numel() > 1  # per env
+    mass = env.physics.model_field("body_mass")[:, env.torso_id]
+    base = float(env.model.body_mass[env.torso_id])
+    assert (mass >= base + rnd.added_base_mass[0] - 1e-5).all() and (mass <= base + rnd.added_base_mass[1] + 1e-5).all()
+    kp = env.physics.model_field("actuator_gainprm")[:, :, 0]
+    assert torch.allclose(kp / robot.KP, kp[:, :1] / robot.KP)  # one scale per env
+    assert (kp >= robot.KP * rnd.gain_scale[0] - 1e-4).all() and (kp <= robot.KP * rnd.gain_scale[1] + 1e-4).all()
+
+
+def test_state_dict_round_trip_continues_identically(env):
+    env.reset(seed=6)
+    for a in random_actions(3, 5):
+        env.step(a)
+    state = env.state_dict()
+    after = random_actions(4, 10)
+    first = [env.step(a)[0]["policy"].clone() for a in after]
+    env.load_state_dict(state)
+    second = [env.step(a)[0]["policy"].clone() for a in after]
+    tol = 0.0 if env.backend == "native" else 1e-5
+    assert all(torch.allclose(x, y, atol=tol, rtol=0) for x, y in zip(first, second))
+
+
+def test_commands_within_ranges_and_small_ones_zeroed(env):
+    env.reset(seed=9)
+    c, cfg = env.commands, env.cfg.commands
+    assert (c[:, 0] >= cfg.lin_vel_x[0]).all() and (c[:, 0] <= cfg.lin_vel_x[1]).all()
+    assert (c[:, 2] >= cfg.yaw_rate[0]).all() and (c[:, 2] <= cfg.yaw_rate[1]).all()
+    norm = c[:, :2].norm(dim=1)
+    assert ((norm == 0) | (norm >= cfg.min_lin_vel)).all()
+
+
+def test_zero_noise_config_gives_noise_free_observations():
+    cfg = dataclasses.replace(LocomotionEnvConfig(num_envs=4, backend="native"),
+                              noise=dataclasses.replace(LocomotionEnvConfig().noise, scale=0.0))
+    env = LocomotionEnv(cfg)
+    obs = env.reset(seed=0)["policy"]
+    assert torch.allclose(obs[:, 6:9], torch.tensor([0.0, 0.0, -1.0]).expand(4, 3), atol=1e-6)  # upright at reset

@@ -1,0 +1,81 @@
+"""Reward terms and frame conversions of the locomotion task, checked on hand-built states."""
+
+from __future__ import annotations
+
+import math
+
+import mujoco
+import numpy as np
+import torch
+
+from envs.tasks import locomotion_rewards as R
+from envs.tasks.rotations import from_yaw, rotate_inverse, yaw_of
+
+
+def test_rotate_inverse_matches_mujoco_rotation_matrix():
+    g = torch.Generator().manual_seed(0)
+    q = torch.randn(32, 4, generator=g, dtype=torch.float64)
+    q = q / q.norm(dim=1, keepdim=True)
+    v = torch.randn(32, 3, generator=g, dtype=torch.float64)
+    out = rotate_inverse(q, v)
+    for i in range(32):
+        mat = np.zeros(9)
+        mujoco.mju_quat2Mat(mat, q[i].numpy())
+        np.testing.assert_allclose(out[i].numpy(), mat.reshape(3, 3).T @ v[i].numpy(), atol=1e-12)
+
+
+def test_yaw_round_trip():
+    yaw = torch.linspace(-3.0, 3.0, 13)
+    assert torch.allclose(yaw_of(from_yaw(yaw)), yaw, atol=1e-6)
+
+
+def test_tracking_is_one_when_perfect_and_decays_with_error():
+    cmd = torch.tensor([[1.0, -0.5, 0.3], [1.0, -0.5, 0.3]])
+    vel = torch.tensor([[1.0, -0.5, 0.0], [0.5, -0.5, 0.0]])
+    ang = torch.tensor([[0.0, 0.0, 0.3], [0.0, 0.0, -0.2]])
+    lin = R.tracking_lin_vel(cmd, vel, sigma=0.25)
+    yaw = R.tracking_ang_vel(cmd, ang, sigma=0.25)
+    assert torch.allclose(lin, torch.tensor([1.0, math.exp(-0.25 / 0.25)]))
+    assert torch.allclose(yaw, torch.tensor([1.0, math.exp(-0.25 / 0.25)]))
+
+
+def test_orientation_penalty_of_a_tilted_body():
+    tilt = 0.3
+    q = torch.tensor([[math.cos(tilt / 2), math.sin(tilt / 2), 0.0, 0.0]])  # roll by 0.3 rad
+    g_b = rotate_inverse(q, torch.tensor([[0.0, 0.0, -1.0]]))
+    assert torch.allclose(R.orientation(g_b), torch.tensor([math.sin(tilt) ** 2]), atol=1e-6)
+    level = rotate_inverse(torch.tensor([[1.0, 0.0, 0.0, 0.0]]), torch.tensor([[0.0, 0.0, -1.0]]))
+    assert R.orientation(level).item() == 0.0
+
+
+def test_feet_air_time_rewards_long_steps_only_while_moving():
+    air = torch.tensor([[0.8, 0.2, 0.0, 0.5]])
+    first = torch.tensor([[True, True, False, False]])
+    moving = torch.tensor([[0.5, 0.0, 0.0]])
+    standing = torch.tensor([[0.0, 0.0, 0.8]])
+    assert torch.allclose(R.feet_air_time(air, first, moving), torch.tensor([0.3 + -0.3]))
+    assert R.feet_air_time(air, first, standing).item() == 0.0
+    assert torch.allclose(R.feet_air_time(torch.tensor([[0.9, 0.0, 0.0, 0.0]]), first, moving), torch.tensor([0.4 - 0.5]))
+
+
+def test_feet_slip_counts_only_feet_in_contact():
+    vel = torch.zeros(1, 4, 3)
+    vel[0, 0] = torch.tensor([0.3, 0.4, 1.0])  # in contact: 0.25 (vertical ignored)
+    vel[0, 1] = torch.tensor([2.0, 0.0, 0.0])  # in the air: ignored
+    contact = torch.tensor([[True, False, True, True]])
+    assert torch.allclose(R.feet_slip(vel, contact), torch.tensor([0.25]))
+
+
+def test_penalties_on_simple_values():
+    assert R.lin_vel_z(torch.tensor([[1.0, 2.0, -0.5]])).item() == 0.25
+    assert R.ang_vel_xy(torch.tensor([[1.0, 2.0, 9.0]])).item() == 5.0
+    assert R.torques(torch.tensor([[1.0, -2.0]])).item() == 5.0
+    assert R.dof_acc(torch.tensor([[0.2]]), torch.tensor([[0.1]]), dt=0.02).item() == pytest_approx(25.0)
+    assert R.action_rate(torch.tensor([[1.0, 1.0]]), torch.tensor([[0.0, 3.0]])).item() == 5.0
+    assert R.collision(torch.tensor([[True, False, True, False]])).item() == 2.0
+
+
+def pytest_approx(x: float):
+    import pytest
+
+    return pytest.approx(x, rel=1e-5)
