@@ -22,6 +22,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--num-envs", type=int, help="parallel envs (default: min(episodes, the run's num_envs))")
     p.add_argument("--seed", type=int, default=12345, help="seed of the evaluation episodes")
     p.add_argument("--json", help="write the metrics to this file")
+    p.add_argument("--video", help="write an MP4 of one robot (locomotion tasks) and a gait plot (PNG) next to it")
+    p.add_argument("--video-env", type=int, default=0, help="which env to film (default 0)")
+    p.add_argument("--video-seconds", type=float, default=10.0, help="length of the video (default 10 s)")
     p.add_argument("--debug", action="store_true", help="show tracebacks instead of one-line errors")
     args = p.parse_args(argv)
     return run_reporting_errors(lambda: play(args), args.debug)
@@ -54,7 +57,10 @@ def play(args: argparse.Namespace) -> int:
         policy = ActorCritic(env.obs_dims["policy"], env.obs_dims.get("critic"), env.action_spec, cfg.policy)
         policy.load_state_dict(data["policy"])
         policy.eval()
-        metrics = evaluate(policy, env, args.episodes, args.seed)
+        on_step, finish = _recorder(env, args) if args.video else (None, None)
+        metrics = evaluate(policy, env, args.episodes, args.seed, on_step=on_step)
+        if finish is not None:
+            finish()
     finally:
         env.close()
     metrics = {"task": task, "checkpoint": str(path), "iteration": data["iteration"], **metrics}
@@ -65,6 +71,44 @@ def play(args: argparse.Namespace) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(metrics, indent=2) + "\n")
     return 0
+
+
+def _recorder(env, args: argparse.Namespace):
+    """Callbacks that film env ``--video-env`` for ``--video-seconds`` and plot its velocities and foot contacts."""
+    import os
+
+    if not hasattr(env, "physics"):
+        raise UserError("--video is available for the MuJoCo locomotion tasks (e.g. quadruped-flat)")
+    if not 0 <= args.video_env < env.num_envs:
+        raise UserError(f"--video-env={args.video_env} is not allowed; expected 0..{env.num_envs - 1}")
+    os.environ.setdefault("MUJOCO_GL", "egl" if not os.environ.get("DISPLAY") else "glfw")
+    import numpy as np
+
+    from envs.robots import quadruped as robot
+    from envs.video import VideoRecorder, save_gait_plot
+
+    i, steps = args.video_env, int(args.video_seconds / env.dt)
+    video = VideoRecorder(env.model)
+    contacts, commands, velocities = [], [], []
+
+    def on_step(t: int) -> None:
+        if t >= steps:
+            return
+        r = env.physics.read()
+        k = env.kinematics(r)
+        video.add(r.qpos[i].double().cpu().numpy())
+        contacts.append(env.last_contacts[i].cpu().numpy())
+        commands.append(env.commands[i].cpu().numpy())
+        velocities.append(np.concatenate([k["lin_vel_b"][i, :2].cpu().numpy(), k["ang_vel_b"][i, 2:].cpu().numpy()]))
+
+    def finish() -> None:
+        path = video.save(args.video, fps=1.0 / env.dt)
+        video.close()
+        plot = save_gait_plot(np.array(contacts), env.dt, robot.LEGS, np.array(commands), np.array(velocities),
+                              Path(args.video).with_suffix(".png"))
+        print(f"wrote {path} and {plot}")
+
+    return on_step, finish
 
 
 if __name__ == "__main__":

@@ -15,12 +15,16 @@ Needs the bench extra (rsl-rl-lib 5.5.1): pip install -e ".[bench]".
 from __future__ import annotations
 
 import argparse
+import sys
 import dataclasses
 import time
+from pathlib import Path
 from collections.abc import Callable
 from typing import Any
 
 import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 class MetricsTap:

@@ -10,6 +10,7 @@ rather than by the time limit.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import torch
 
@@ -18,8 +19,12 @@ from rl_core.modules.actor_critic import ActorCritic
 
 
 @torch.inference_mode()
-def evaluate(policy: ActorCritic, env: VecEnv, episodes: int, seed: int, max_steps: int = 1_000_000) -> dict[str, float]:
-    """Run until every env has finished its share of ``episodes``; return the means over those episodes."""
+def evaluate(policy: ActorCritic, env: VecEnv, episodes: int, seed: int, max_steps: int = 1_000_000,
+             on_step: Callable[[int], None] | None = None) -> dict[str, float]:
+    """Run until every env has finished its share of ``episodes``; return the means over those episodes.
+
+    ``on_step(t)`` is called after every env step (to record video or plots).
+    """
     device = next(policy.parameters()).device
     N = env.num_envs
     quota = math.ceil(episodes / N)
@@ -28,9 +33,11 @@ def evaluate(policy: ActorCritic, env: VecEnv, episodes: int, seed: int, max_ste
     ep_len = torch.zeros(N, device=device)
     finished = torch.zeros(N, dtype=torch.long, device=device)
     records: list[tuple[int, int, dict[str, float]]] = []  # (round, env, values)
-    for _ in range(max_steps):
+    for t in range(max_steps):
         actions = policy.act_inference(obs["policy"].to(device))
         obs, rew, term, trunc, info = env.step(actions.squeeze(-1).long() if env.action_spec.discrete else actions)
+        if on_step is not None:
+            on_step(t)
         sums["return"] += rew.to(device)
         for name, value in info.get("metrics", {}).items():
             sums.setdefault(name, torch.zeros(N, device=device))

@@ -1,0 +1,66 @@
+"""Env throughput of quadruped-flat per physics backend, against raw stepping of the same backend.
+
+For each backend: (1) raw physics: ``physics.step`` with fixed controls (the substeps only, no task logic);
+(2) the full env: ``env.step`` (physics + observations, rewards, resets, randomization). The ratio
+env / raw is the share of the physics speed that the task logic keeps.
+
+    python bench/env_throughput.py                                 # native backend, 2048 envs
+    python bench/env_throughput.py --backend mjx --device cuda --num-envs 4096 8192
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+def measure(fn, steps: int, env) -> float:
+    """Seconds per call; reading a value of the state waits for asynchronous (JAX / CUDA) work to finish."""
+    for _ in range(5):  # warm-up (and JIT compilation on MJX)
+        fn()
+    env.physics.read().qpos[0, 0].item()
+    t = time.perf_counter()
+    for _ in range(steps):
+        fn()
+    env.physics.read().qpos[0, 0].item()
+    return (time.perf_counter() - t) / steps
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--backend", default="native", choices=["native", "mjx"])
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--num-envs", type=int, nargs="+", default=[2048])
+    p.add_argument("--steps", type=int, default=50, help="control steps timed per measurement")
+    args = p.parse_args(argv)
+
+    from envs.robots import quadruped as robot
+    from envs.tasks.locomotion import LocomotionEnv
+    from envs.tasks.locomotion_config import LocomotionEnvConfig
+
+    device = torch.device(args.device)
+    print(f"| backend | device | envs | raw physics steps/s | env steps/s (samples/s) | env / raw |")
+    print("|---|---|---|---|---|---|")
+    for n in args.num_envs:
+        t0 = time.perf_counter()
+        env = LocomotionEnv(LocomotionEnvConfig(num_envs=n, backend=args.backend), device)
+        env.reset(seed=0)
+        actions = torch.zeros(n, 12, device=env.device)
+        ctrl = env.default_joint_pos.expand(n, 12).contiguous()
+        raw = measure(lambda: env.physics.step(ctrl), args.steps, env)
+        full = measure(lambda: env.step(actions), args.steps, env)
+        setup = time.perf_counter() - t0
+        substeps = env.cfg.decimation
+        print(f"| {args.backend} | {device} | {n} | {n * substeps / raw:,.0f} | {n / full:,.0f} | {raw / full:.2f} |"
+              f"  (setup incl. compile {setup:.0f} s)", flush=True)
+        env.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,69 @@
+"""Offscreen video of one simulated robot and a foot-contact (gait) diagram, for ``play.py``.
+
+Rendering only needs the generalized positions: they are copied into a private ``MjData`` and drawn with
+``mujoco.Renderer``, so this works the same for every physics backend. Headless machines need
+``MUJOCO_GL=egl`` (or ``osmesa``); ``play.py`` sets egl when no display is present.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import mujoco
+import numpy as np
+
+
+class VideoRecorder:
+    """Collects frames of ``model`` posed at given ``qpos``, seen from ``camera``; writes an MP4."""
+
+    def __init__(self, model: mujoco.MjModel, width: int = 640, height: int = 480, camera: str = "track"):
+        self.model = model
+        self.data = mujoco.MjData(model)
+        self.renderer = mujoco.Renderer(model, height, width)
+        self.camera = camera
+        self.frames: list[np.ndarray] = []
+
+    def add(self, qpos: np.ndarray) -> None:
+        self.data.qpos[:] = qpos
+        mujoco.mj_forward(self.model, self.data)
+        self.renderer.update_scene(self.data, camera=self.camera)
+        self.frames.append(self.renderer.render().copy())
+
+    def save(self, path: str | Path, fps: float) -> Path:
+        import imageio.v2 as imageio
+
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        imageio.mimwrite(path, self.frames, fps=fps, macro_block_size=1)
+        return path
+
+    def close(self) -> None:
+        self.renderer.close()
+
+
+def save_gait_plot(contacts: np.ndarray, dt: float, feet: tuple[str, ...], commands: np.ndarray,
+                   velocities: np.ndarray, path: str | Path) -> Path:
+    """Two panels: commanded vs actual body velocity, and foot contacts over time (``contacts [T, feet]``)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    t = np.arange(len(contacts)) * dt
+    fig, (ax_v, ax_g) = plt.subplots(2, 1, figsize=(9, 5), sharex=True, gridspec_kw={"height_ratios": [2, 1]})
+    for j, (label, color) in enumerate((("vx (m/s)", "C0"), ("vy (m/s)", "C1"), ("yaw rate (rad/s)", "C2"))):
+        ax_v.plot(t, commands[:, j], color=color, linestyle="--", linewidth=1)
+        ax_v.plot(t, velocities[:, j], color=color, linewidth=1, label=label)
+    ax_v.set_ylabel("command (--) / actual")
+    ax_v.legend(loc="upper right", fontsize=8)
+    for i, foot in enumerate(feet):
+        on = contacts[:, i].astype(bool)
+        ax_g.fill_between(t, i - 0.4, i + 0.4, where=on, step="post", color="k")
+    ax_g.set_yticks(range(len(feet)), feet)
+    ax_g.set_xlabel("time (s)")
+    ax_g.set_title("foot contacts (black: on the ground)", fontsize=9)
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
