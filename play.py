@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -27,6 +28,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--video-seconds", type=float, default=10.0, help="length of the video (default 10 s)")
     p.add_argument("--debug", action="store_true", help="show tracebacks instead of one-line errors")
     args = p.parse_args(argv)
+    if args.video and not os.environ.get("DISPLAY"):
+        os.environ.setdefault("MUJOCO_GL", "egl")  # headless rendering; must be set before mujoco is imported
     return run_reporting_errors(lambda: play(args), args.debug)
 
 
@@ -75,13 +78,10 @@ def play(args: argparse.Namespace) -> int:
 
 def _recorder(env, args: argparse.Namespace):
     """Callbacks that film env ``--video-env`` for ``--video-seconds`` and plot its velocities and foot contacts."""
-    import os
-
     if not hasattr(env, "physics"):
         raise UserError("--video is available for the MuJoCo locomotion tasks (e.g. quadruped-flat)")
     if not 0 <= args.video_env < env.num_envs:
         raise UserError(f"--video-env={args.video_env} is not allowed; expected 0..{env.num_envs - 1}")
-    os.environ.setdefault("MUJOCO_GL", "egl" if not os.environ.get("DISPLAY") else "glfw")
     import numpy as np
 
     from envs.robots import quadruped as robot

@@ -1,1 +1,10 @@
-"""Environments: the Gymnasium adapter, batched MuJoCo tasks, and the task registry."""
+"""Batched environments: the MuJoCo tasks and their physics backends, and the Gymnasium adapter.
+
+    physics/    backends behind one interface: native.py (MuJoCo C, mujoco.batch), mjx.py (MJX / JAX), factory.py
+    bridge.py   zero-copy JAX <-> torch (DLPack), for the MJX backend
+    robots/     MJCF models written in this repo and their constants
+    tasks/      task logic in torch: locomotion.py (+ its config, reward terms, rotations)
+    adapters/   rsl_rl.py: our envs under rsl_rl's OnPolicyRunner
+    gym.py      any Gymnasium id as a batched env;  registry.py: task name -> env factory + default config
+    video.py    offscreen MP4 and gait plots for play.py
+"""

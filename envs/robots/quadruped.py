@@ -29,8 +29,8 @@ TORQUE_LIMITS = (23.7, 23.7, 35.55) * 4
 ACTION_SCALE = 0.25
 """Joint target offset (rad) per unit of action."""
 
-BASE_HEIGHT = 0.34
-"""Initial torso height (m) at reset; the robot stands at about 0.27 m."""
+BASE_HEIGHT = 0.30
+"""Initial torso height (m) at reset: a short drop onto the feet (the robot stands at about 0.27 m)."""
 TORSO_BODY = "torso"
 """Body whose mass is randomized."""
 

@@ -9,6 +9,7 @@ with the physics state, so a resumed CPU run continues bit-identically.
 from __future__ import annotations
 
 import math
+from dataclasses import fields
 from typing import Any
 
 import mujoco
@@ -73,8 +74,14 @@ class LocomotionEnv:
         self.air_time = torch.zeros(N, 4, **f32)
         self.last_contacts = torch.zeros(N, 4, dtype=torch.bool, device=dev)
         self._all = torch.ones(N, dtype=torch.bool, device=dev)
+        self._cpu = dev.type == "cpu"
 
     # ------------------------------------------------------------------------------------ helpers
+    def _needed(self, mask: torch.Tensor) -> bool:
+        """Whether masked work must run: on the CPU skip an empty mask (reading it is free); on a GPU always run
+        the fixed-shape masked update instead of reading the mask back (a host sync)."""
+        return not self._cpu or bool(mask.any())
+
     def _uniform(self, shape: tuple[int, ...], low: float, high: float) -> torch.Tensor:
         return torch.rand(shape, generator=self.generator, device=self.device) * (high - low) + low
 
@@ -203,23 +210,26 @@ class LocomotionEnv:
         yaw_err = torch.abs(self.commands[:, 2] - k["ang_vel_b"][:, 2])
         self.last_actions = actions
         self.last_joint_vel = k["joint_vel"]
-        final_obs = self._observe(k)
-
         done = terminated | truncated
-        resample = (self.episode_length % self.resample_steps == 0) & ~done
-        self._sample_commands(resample)
-        if self.push_steps:
+        self._sample_commands((self.episode_length % self.resample_steps == 0) & ~done)
+        # The observation of the state after this step; for done envs it is the final one of their episode.
+        final_obs = self._observe(k)
+        if self.push_steps:  # takes effect during the next step
             push = (self.episode_length % self.push_steps == 0) & ~done
-            qvel = r.qvel.clone()
-            qvel[:, :2] = self._uniform((self.num_envs, 2), -cfg.randomization.push_vel_xy, cfg.randomization.push_vel_xy)
-            self.physics.set_velocity(push, qvel)
-        self._reset_envs(done)
-        obs = self._observe(self.kinematics(self.physics.read()))
+            if self._needed(push):
+                qvel = r.qvel.clone()
+                qvel[:, :2] = self._uniform((self.num_envs, 2), -cfg.randomization.push_vel_xy,
+                                            cfg.randomization.push_vel_xy)
+                self.physics.set_velocity(push, qvel)
+        obs = final_obs
+        if self._needed(done):
+            self._reset_envs(done)
+            obs = torch.where(done.unsqueeze(1), self._observe(self.kinematics(self.physics.read())), final_obs)
 
         log = {f"rew_{name}": v.mean() for name, v in terms.items()}
         log.update(lin_vel_error=lin_err.mean(), yaw_rate_error=yaw_err.mean(), terminated=terminated.float().mean(),
                    truncated=truncated.float().mean(), diverged=diverged.float().mean())
-        info = {"final_obs": {"policy": final_obs}, "log": log,
+        info = {"final_obs": {"policy": final_obs} if self._needed(truncated) else None, "log": log,
                 "metrics": {"lin_vel_error": lin_err, "yaw_rate_error": yaw_err}}
         return {"policy": obs}, reward, terminated, truncated, info
 
@@ -242,7 +252,6 @@ _TASK_STATE = ("commands", "episode_length", "last_actions", "last_joint_vel", "
 
 
 def _reward_weights(cfg: LocomotionEnvConfig) -> dict[str, float]:
+    """The weight of every reward term: the float fields of RewardScales but the kernel width."""
     r = cfg.rewards
-    return {name: getattr(r, name) for name in ("tracking_lin_vel", "tracking_ang_vel", "lin_vel_z", "ang_vel_xy",
-                                                  "orientation", "torques", "dof_acc", "action_rate", "feet_air_time",
-                                                  "feet_slip", "collision")}
+    return {f.name: getattr(r, f.name) for f in fields(r) if f.type in (float, "float") and f.name != "tracking_sigma"}
