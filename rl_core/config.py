@@ -52,7 +52,7 @@ class PolicyConfig:
     obs_clip: float = 10.0
     """Normalized observations are clipped to [-obs_clip, obs_clip]."""
     orthogonal_init: bool = True
-    """Orthogonal weight init (gain sqrt(2) hidden, 0.01 actor output, 1.0 critic output); else torch defaults."""
+    """Orthogonal weight init (gain sqrt(2) hidden, 0.01 actor output, 1.0 critic output); else torch defaults (rsl_rl)."""
 
     def __post_init__(self) -> None:
         check_types(self, "policy.")
@@ -95,7 +95,10 @@ class PPOConfig:
     target_kl: Optional[float] = None
     """If set, stop the epochs of an iteration early once the minibatch KL exceeds it (null: never)."""
     max_grad_norm: float = 1.0
-    """Gradient-norm clip over actor and critic parameters together (one global norm)."""
+    """Gradient-norm clip: one global norm over actor and critic, or per network (see clip_grad_per_network)."""
+    clip_grad_per_network: bool = False
+    """Clip the actor's (with the action std) and the critic's gradient norms separately, as rsl_rl does, so
+    that large value-loss gradients do not shrink the policy's step."""
     normalize_advantage_per_minibatch: bool = False
     """Normalize advantages per minibatch instead of once over the whole rollout."""
     normalize_rewards: bool = False

@@ -80,7 +80,10 @@ class PPO:
         cfg = self.cfg
         if not cfg.normalize_advantage_per_minibatch:
             storage.advantages = normalize(storage.advantages)
-        params = [p for g in self.optimizer.param_groups for p in g["params"]]
+        critic = list(self.policy.critic.parameters())
+        critic_ids = {id(p) for p in critic}
+        actor = [p for p in self.policy.parameters() if id(p) not in critic_ids]  # actor MLP, action std, ...
+        groups = [actor, critic] if cfg.clip_grad_per_network else [actor + critic]
         sums: dict[str, torch.Tensor] = {}
         count = 0
         for batch in storage.minibatches(cfg.num_mini_batches, cfg.num_learning_epochs, generator):
@@ -89,7 +92,8 @@ class PPO:
                 self.lr.copy_(adaptive_lr(self.lr, metrics["kl"], cfg.desired_kl))
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()
-            metrics["grad_norm"] = nn.utils.clip_grad_norm_(params, cfg.max_grad_norm)
+            norms = [nn.utils.clip_grad_norm_(g, cfg.max_grad_norm) for g in groups]  # norms before clipping
+            metrics["grad_norm"] = torch.linalg.vector_norm(torch.stack(norms))
             self.optimizer.step()
             for k, v in metrics.items():
                 sums[k] = sums[k] + v if k in sums else v.clone()

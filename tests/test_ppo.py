@@ -131,3 +131,29 @@ def test_target_kl_stops_early():
     cfg = PPOConfig(schedule="fixed", learning_rate=0.05, num_mini_batches=4, num_learning_epochs=5, target_kl=1e-6)
     out = PPO(policy, cfg, 10, torch.device("cpu")).update(_storage(policy), torch.Generator().manual_seed(0))
     assert out["num_minibatch_updates"].item() < 20
+
+
+def _scaled_storage(policy, scale, T=8, N=16):
+    """The same rollout with rewards and old values times ``scale``: identical normalized advantages,
+    value-loss gradients about ``scale`` times larger."""
+    s = RolloutStorage(T, N, 4, None, policy.head.action_dim, policy.head.param_dim, torch.device("cpu"))
+    g = torch.Generator().manual_seed(0)
+    for _ in range(T):
+        b = make_batch(policy, N, seed=int(torch.randint(0, 10**6, (1,), generator=g)))
+        s.add(b["obs"], None, b["actions"], b["log_probs"], b["dist_params"], b["values"] * scale,
+              torch.randn(N, generator=g) * scale, torch.zeros(N, dtype=torch.bool), torch.zeros(N, dtype=torch.bool), None)
+    s.compute_returns(torch.zeros(N), 0.99, 0.95)
+    return s
+
+
+def test_per_network_clipping_keeps_the_actor_step_independent_of_the_value_loss():
+    def actor_after(scale, per_network):
+        torch.manual_seed(0)
+        policy = policy_of()
+        cfg = PPOConfig(schedule="fixed", num_mini_batches=1, num_learning_epochs=1, learning_rate=1e-2,
+                        max_grad_norm=0.5, clip_grad_per_network=per_network)
+        PPO(policy, cfg, 10, torch.device("cpu")).update(_scaled_storage(policy, scale), torch.Generator().manual_seed(0))
+        return torch.cat([p.detach().flatten() for p in policy.actor.parameters()])
+
+    torch.testing.assert_close(actor_after(1000.0, True), actor_after(1.0, True), atol=1e-5, rtol=0)
+    assert not torch.allclose(actor_after(1000.0, False), actor_after(1.0, False), atol=1e-5)

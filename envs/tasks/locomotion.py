@@ -50,7 +50,7 @@ class LocomotionEnv:
         push_s = cfg.randomization.push_interval_s
         self.push_steps = max(1, round(push_s / self.dt)) if push_s > 0 else 0
         self.obs_dims = {"policy": sum(n for _, n in OBS_LAYOUT)}
-        self.action_spec = ActionSpec(discrete=False, n=robot.JOINT_NAMES.__len__())
+        self.action_spec = ActionSpec(discrete=False, n=len(robot.JOINT_NAMES))
         self.generator = torch.Generator(dev)
 
         f32 = dict(device=dev, dtype=torch.float32)
@@ -102,7 +102,6 @@ class LocomotionEnv:
             "forbidden_force": sd[:, robot.FORBIDDEN_TOUCH],
             "calf_force": sd[:, robot.CALF_TOUCH],
             "foot_vel_w": sd[:, robot.FOOT_VEL].reshape(N, 4, 3),
-            "base_height": r.qpos[:, 2],
         }
 
     def _observe(self, k: dict[str, torch.Tensor]) -> torch.Tensor:
@@ -148,12 +147,13 @@ class LocomotionEnv:
         self.physics.set_model_fields(mask, {"geom_friction": friction, "body_mass": mass,
                                              "actuator_gainprm": gainprm, "actuator_biasprm": biasprm})
         self._sample_commands(mask)
+        # Out of place: some of these alias the physics readout (a DLPack view of a JAX array on MJX).
         keep = (~mask).unsqueeze(1)
-        self.episode_length *= ~mask
-        self.last_actions *= keep
-        self.last_joint_vel *= keep
-        self.air_time *= keep
-        self.last_contacts &= keep
+        self.episode_length = self.episode_length * ~mask
+        self.last_actions = self.last_actions * keep
+        self.last_joint_vel = self.last_joint_vel * keep
+        self.air_time = self.air_time * keep
+        self.last_contacts = self.last_contacts & keep
 
     # ----------------------------------------------------------------------------------- VecEnv API
     def reset(self, seed: int | None = None) -> Obs:
