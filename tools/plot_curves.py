@@ -9,15 +9,30 @@ import argparse
 from pathlib import Path
 
 
-def load_curve(run: Path, tag: str) -> tuple[list[int], list[float]]:
+def read_scalars(run: Path) -> dict[str, list]:
+    """Every TensorBoard scalar of a run folder: tag -> events (step, wall_time, value)."""
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     acc = EventAccumulator(str(run), size_guidance={"scalars": 0})
     acc.Reload()
-    if tag not in acc.Tags()["scalars"]:
+    return {tag: acc.Scalars(tag) for tag in acc.Tags()["scalars"]}
+
+
+def load_curve(run: Path, tag: str) -> tuple[list[int], list[float]]:
+    scalars = read_scalars(run)
+    if tag not in scalars:
         raise SystemExit(f"error: {run} has no scalar '{tag}'")
-    events = acc.Scalars(tag)
-    return [e.step for e in events], [e.value for e in events]
+    return [e.step for e in scalars[tag]], [e.value for e in scalars[tag]]
+
+
+def finish(fig, ax, out: Path) -> None:
+    """Grid, legend, layout; write the PNG."""
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110)
+    print(f"wrote {out}")
 
 
 def main() -> None:
@@ -40,12 +55,7 @@ def main() -> None:
     ax.set_xlabel("env steps")
     ax.set_ylabel(args.tag + " (last 100 episodes)")
     ax.set_title(args.title or args.runs[0].parent.name)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(args.out, dpi=110)
-    print(f"wrote {args.out}")
+    finish(fig, ax, args.out)
 
 
 if __name__ == "__main__":

@@ -16,15 +16,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+from plot_curves import finish, read_scalars  # tools/ is on sys.path when run as a script
+
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def scalars(run: Path) -> dict[str, list]:
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-
-    acc = EventAccumulator(str(run), size_guidance={"scalars": 0})
-    acc.Reload()
-    return {tag: acc.Scalars(tag) for tag in acc.Tags()["scalars"]}
 
 
 def main() -> None:
@@ -37,7 +31,7 @@ def main() -> None:
     p.add_argument("--yaw-threshold", type=float, default=0.25)
     args = p.parse_args()
 
-    s = scalars(args.run)
+    s = read_scalars(args.run)
     lin, yaw = s["Env/lin_vel_error"], s["Env/yaw_rate_error"]
     # Scalars are logged once per iteration, with the env-step count as their step.
     first = s["Perf/collection_time_s"][0].value + s["Perf/learning_time_s"][0].value
@@ -83,13 +77,8 @@ def main() -> None:
     ax.set_xlabel("wall time (s)")
     ax.set_ylabel("error / fall rate")
     ax.set_ylim(0, 1.0)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
     ax.set_title(f"quadruped-flat: {args.run}")
-    fig.tight_layout()
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(args.out, dpi=110)
-    print(f"wrote {args.out}")
+    finish(fig, ax, args.out)
 
 
 if __name__ == "__main__":
