@@ -1,9 +1,9 @@
 """``quadruped-flat``: velocity tracking on flat ground, with defaults that pick the machine's fastest setup.
 
 On a GPU: MJX physics, 4096 envs (legged_gym's batch). On a CPU: native MuJoCo, 1024 envs. On two cores
-the samples/s barely change between 512 and 2048 envs (17k to 21k), while a smaller batch gives more PPO
-updates per sample: 1024 envs reached the tracking threshold with about 5.5M samples, 2048 envs needed about
-9M, 512 about 5M at lower samples/s (README, "Why 1024 envs on the CPU").
+the samples/s barely change between 512 and 2048 envs (16k to 19k), while a smaller batch gives more PPO
+updates per sample: 2048 envs need 5.5M samples to the tracking threshold, 1024 need 3.6M, 512 need 2.6-3.0M
+but their evaluated fall rate swings between 2% and 8% (README, "Why 1024 envs on the CPU").
 """
 
 from __future__ import annotations
