@@ -67,7 +67,6 @@ class MjxPhysics:
         self.mx = mjx.put_model(model, device=jdev, impl=impl)
         d0 = mjx.make_data(self.mx, device=jdev, **data_kwargs)
         self.data = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (num_envs,) + x.shape).copy(), d0)
-        self._d0 = d0
         self.fields = {name: jnp.broadcast_to(getattr(self.mx, name), (num_envs,) + getattr(self.mx, name).shape).copy()
                        for name in model_fields}
 
@@ -128,7 +127,9 @@ class MjxPhysics:
         import jax
 
         jdev = jax_device_for(self.device)
-        put = {k: jax.device_put(state[k].numpy().astype(np.float32 if state[k].is_floating_point() else state[k].numpy().dtype), jdev)
-               for k in state}
-        self.data = self.data.replace(**{f: put[f].astype(getattr(self.data, f).dtype) for f in STATE_FIELDS})
-        self.fields = {k: put[k].astype(v.dtype) for k, v in self.fields.items()}
+
+        def put(name: str, like: Any) -> Any:  # saved arrays back onto the device, in the dtype the backend uses
+            return jax.device_put(state[name].numpy().astype(like.dtype), jdev)
+
+        self.data = self.data.replace(**{f: put(f, getattr(self.data, f)) for f in STATE_FIELDS})
+        self.fields = {k: put(k, v) for k, v in self.fields.items()}
