@@ -1,7 +1,9 @@
-"""Evaluate a trained checkpoint with the deterministic policy.
+"""Evaluate a trained checkpoint, film it, export it for a robot, and check the export outside the trainer.
 
-    python play.py --checkpoint runs/CartPole-v1/<run>            # newest checkpoint of the run
-    python play.py --checkpoint runs/CartPole-v1/<run>/checkpoints/model_391.pt --episodes 20 --json eval.json
+    python play.py --checkpoint runs/quadruped-flat/<run>                  # newest checkpoint, 10 episodes
+    python play.py --checkpoint runs/quadruped-flat/<run> --video walk.mp4 --json eval.json
+    python play.py --checkpoint runs/quadruped-flat/<run> --export-onnx policy.onnx --sim2sim policy.onnx
+    python play.py --sim2sim policy.onnx --episodes 20                      # onnxruntime only, no checkpoint
 """
 
 from __future__ import annotations
@@ -11,104 +13,176 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from rl_core.errors import UserError, run_reporting_errors
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description="Evaluate a checkpoint (deterministic policy, frozen normalizer).")
-    p.add_argument("--checkpoint", required=True, help="checkpoint file or run folder (newest checkpoint)")
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description="Evaluate a checkpoint (deterministic policy, frozen normalizer), "
+                                            "record it, export it to ONNX / TorchScript, check an ONNX file.")
+    p.add_argument("--checkpoint", help="checkpoint file or run folder (its newest checkpoint)")
     p.add_argument("--task", help="task (default: the checkpoint's)")
-    p.add_argument("--episodes", type=int, default=10, help="episodes to evaluate (default 10)")
+    p.add_argument("--episodes", type=int, default=10, help="episodes to evaluate (default 10; 0: export only)")
     p.add_argument("--num-envs", type=int, help="parallel envs (default: min(episodes, the run's num_envs))")
     p.add_argument("--seed", type=int, default=12345, help="seed of the evaluation episodes")
+    p.add_argument("--backend", choices=("native", "mjx"), help="physics backend (MuJoCo tasks; default: the run's)")
     p.add_argument("--json", help="write the metrics to this file")
-    p.add_argument("--video", help="write an MP4 of one robot (locomotion tasks) and a gait plot (PNG) next to it")
-    p.add_argument("--video-env", type=int, default=0, help="which env to film (default 0)")
+    p.add_argument("--video", help="write an MP4 of one env (locomotion: plus a gait plot PNG next to it)")
+    p.add_argument("--video-env", type=int, default=0, help="which env to film or view (default 0)")
     p.add_argument("--video-seconds", type=float, default=10.0, help="length of the video (default 10 s)")
+    p.add_argument("--viewer", action="store_true", help="watch in MuJoCo's interactive viewer (needs a display)")
+    p.add_argument("--export-onnx", help="write the policy (normalizer + actor) to this ONNX file, checked")
+    p.add_argument("--export-jit", help="write the policy to this TorchScript file, checked")
+    p.add_argument("--sim2sim", help="run this exported ONNX file with onnxruntime in plain MuJoCo / Gymnasium")
     p.add_argument("--debug", action="store_true", help="show tracebacks instead of one-line errors")
-    args = p.parse_args(argv)
+    return p.parse_args(argv)
+
+
+def validate(args: argparse.Namespace) -> None:
+    """Every check that needs no file and no env, so bad input fails before anything is built."""
+    if args.checkpoint is None and args.sim2sim is None:
+        raise UserError("--checkpoint is required (or --sim2sim FILE.onnx alone to check an exported policy)")
+    if args.episodes < 0 or (args.episodes == 0 and (args.sim2sim or args.video or args.viewer)):
+        raise UserError(f"--episodes={args.episodes} is not allowed; expected an integer >= 1 "
+                        "(0 only to export without evaluating)")
+    if args.num_envs is not None and args.num_envs < 1:
+        raise UserError(f"--num-envs={args.num_envs} is not allowed; expected an integer >= 1")
+    if args.video_seconds <= 0:
+        raise UserError(f"--video-seconds={args.video_seconds} is not allowed; expected a number > 0")
+    if args.checkpoint is None:
+        for flag in ("task", "num_envs", "backend", "video", "viewer", "export_onnx", "export_jit"):
+            if getattr(args, flag):
+                raise UserError(f"--{flag.replace('_', '-')} needs --checkpoint (--sim2sim alone runs only the ONNX file)")
+    for flag, suffix in (("video", ".mp4"), ("export_onnx", ".onnx"), ("json", ".json")):
+        value = getattr(args, flag)
+        if value and Path(value).suffix.lower() != suffix:
+            raise UserError(f"--{flag.replace('_', '-')}={value} is not allowed; expected a file name ending in {suffix}")
+    if args.viewer and not os.environ.get("DISPLAY") and sys.platform.startswith("linux"):
+        raise UserError("--viewer needs a display (DISPLAY is not set); use --video OUT.mp4 on a headless machine")
+    if args.backend == "mjx":
+        import importlib.util
+
+        if importlib.util.find_spec("jax") is None or importlib.util.find_spec("mujoco.mjx") is None:
+            raise UserError("--backend=mjx needs JAX and mujoco-mjx: pip install -e '.[mjx]'")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
     if args.video and not os.environ.get("DISPLAY"):
         os.environ.setdefault("MUJOCO_GL", "egl")  # headless rendering; must be set before mujoco is imported
-    return run_reporting_errors(lambda: play(args), args.debug)
+
+    def run() -> int:
+        validate(args)
+        metrics = play(args) if args.checkpoint else {}
+        if args.sim2sim:
+            from deploy.run import run as run_sim2sim
+
+            result = run_sim2sim(args.sim2sim, args.episodes, args.seed)
+            metrics = {**metrics, "sim2sim": result} if metrics else result
+        report(metrics)
+        if args.json:
+            Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+            Path(args.json).write_text(json.dumps(metrics, indent=2) + "\n")
+        return 0
+
+    return run_reporting_errors(run, args.debug)
 
 
-def play(args: argparse.Namespace) -> int:
+def play(args: argparse.Namespace) -> dict[str, Any]:
+    """Load the checkpoint, export it if asked, evaluate it (with video / viewer if asked); return the metrics."""
     import dataclasses
 
     import torch
 
     from envs.registry import get_task
     from rl_core import checkpoint as ckpt
-    from rl_core.config_io import from_dict
     from rl_core.evaluation import evaluate
     from rl_core.modules.actor_critic import ActorCritic
 
-    if args.episodes < 1:
-        raise UserError(f"--episodes={args.episodes} is not allowed; expected an integer >= 1")
     path = ckpt.resolve_path(args.checkpoint)
     data = ckpt.load(path)
     task = args.task or data["task"]
     spec = get_task(task)
-    cfg = from_dict(spec.default_config(), data["config"])
-    num_envs = args.num_envs or min(args.episodes, cfg.env.num_envs)
-    if num_envs < 1:
-        raise UserError(f"--num-envs={num_envs} is not allowed; expected an integer >= 1")
-    env = spec.make_env(dataclasses.replace(cfg.env, num_envs=num_envs).for_evaluation(), torch.device("cpu"))
+    ckpt.check_task(data, task, str(path))
+    cfg = ckpt.read_config(data, spec.default_config(), str(path))
+    env_cfg = dataclasses.replace(cfg.env, num_envs=args.num_envs or max(1, min(args.episodes, cfg.env.num_envs)))
+    is_mujoco_task = hasattr(env_cfg, "backend")
+    if args.backend:
+        if not is_mujoco_task:
+            raise UserError(f"--backend applies to the MuJoCo locomotion tasks, not to the Gymnasium task {task}")
+        env_cfg = dataclasses.replace(env_cfg, backend=args.backend)
+    if args.viewer and not is_mujoco_task:
+        raise UserError(f"--viewer is for the MuJoCo locomotion tasks; use --video for the Gymnasium task {task}")
+    if args.video and not is_mujoco_task:
+        env_cfg = dataclasses.replace(env_cfg, render_mode="rgb_array")
+    env = spec.make_env(env_cfg.for_evaluation(), torch.device("cpu"))
     try:
         ckpt.check_compatible(data, task, env, str(path))
         policy = ActorCritic(env.obs_dims["policy"], env.obs_dims.get("critic"), env.action_spec, cfg.policy)
         policy.load_state_dict(data["policy"])
         policy.eval()
-        on_step, finish = _recorder(env, args) if args.video else (None, None)
+        export(args, task, data["iteration"], policy, env)
+        if args.episodes == 0:
+            return {"task": task, "checkpoint": str(path), "iteration": data["iteration"]}
+        on_step, finish = recorder(args, env, is_mujoco_task)
         metrics = evaluate(policy, env, args.episodes, args.seed, on_step=on_step)
         if finish is not None:
             finish()
     finally:
         env.close()
-    metrics = {"task": task, "checkpoint": str(path), "iteration": data["iteration"], **metrics}
-    print(f"{task} @ iteration {metrics['iteration']}: {metrics['episodes']} episodes")
+    return {"task": task, "checkpoint": str(path), "iteration": data["iteration"], **metrics}
+
+
+def export(args: argparse.Namespace, task: str, iteration: int, policy: Any, env: Any) -> None:
+    from rl_core.export import export_jit, export_onnx, policy_metadata
+
+    meta = policy_metadata(task, iteration, policy, env.export_metadata())
+    if args.export_onnx:
+        err = export_onnx(policy, args.export_onnx, meta, seed=args.seed)
+        print(f"wrote {args.export_onnx} (onnxruntime vs torch on 1000 observations: max |diff| {err:.2g})")
+    if args.export_jit:
+        err = export_jit(policy, args.export_jit, meta, seed=args.seed)
+        print(f"wrote {args.export_jit} (TorchScript vs torch on 1000 observations: max |diff| {err:.2g})")
+
+
+def recorder(args: argparse.Namespace, env: Any, is_mujoco_task: bool):
+    """The evaluation's (on_step, finish) callbacks for --video or --viewer, or (None, None)."""
+    from envs import recorders
+
+    if args.video:
+        make = recorders.locomotion_video if is_mujoco_task else recorders.gym_video
+        return make(env, args.video, args.video_env, args.video_seconds)
+    if args.viewer:
+        return recorders.viewer(env, args.video_env)
+    return None, None
+
+
+def report(metrics: dict[str, Any]) -> None:
+    """A short table: the scalar metrics (next to the sim-to-sim ones when both ran) and the per-command ranges."""
+    sim = metrics.get("sim2sim")
+    title = metrics.get("task", "")
+    if "iteration" in metrics:
+        title += f" @ iteration {metrics['iteration']}"
+    print(title)
+    if sim is not None:
+        print(f"  {'':26s} {'play (training sim)':>20s} {'sim2sim':>12s}")
     for name, value in metrics.items():
-        if isinstance(value, float):
-            print(f"  {name:24s} {value:10.4f}")
-    if args.json:
-        Path(args.json).write_text(json.dumps(metrics, indent=2) + "\n")
-    return 0
+        if isinstance(value, (int, float)) and name != "iteration":
+            other = sim.get(name) if sim else None
+            right = f" {other:12.4f}" if isinstance(other, (int, float)) else ""
+            print(f"  {name:26s} {value:20.4f}{right}")
+    for key, rows in metrics.get("by_command", {}).items():
+        sim_rows = sim["by_command"][key] if sim else None
+        print(f"  by commanded {key}: steps, lin_vel / yaw_rate tracking error" + ("  | sim2sim" if sim_rows else ""))
+        for b, r in enumerate(rows):
+            line = f"    [{r['low']:+.2f}, {r['high']:+.2f}]  {_row(r)}"
+            print(line + (f"  | {_row(sim_rows[b])}" if sim_rows else ""))
 
 
-def _recorder(env, args: argparse.Namespace):
-    """Callbacks that film env ``--video-env`` for ``--video-seconds`` and plot its velocities and foot contacts."""
-    if not hasattr(env, "physics"):
-        raise UserError("--video is available for the MuJoCo locomotion tasks (e.g. quadruped-flat)")
-    if not 0 <= args.video_env < env.num_envs:
-        raise UserError(f"--video-env={args.video_env} is not allowed; expected 0..{env.num_envs - 1}")
-    import numpy as np
-
-    from envs.robots import quadruped as robot
-    from envs.video import VideoRecorder, save_gait_plot
-
-    i, steps = args.video_env, int(args.video_seconds / env.dt)
-    video = VideoRecorder(env.model)
-    contacts, commands, velocities = [], [], []
-
-    def on_step(t: int) -> None:
-        if t >= steps:
-            return
-        r = env.physics.read()
-        k = env.kinematics(r)
-        video.add(r.qpos[i].double().cpu().numpy())
-        contacts.append(env.last_contacts[i].cpu().numpy())
-        commands.append(env.commands[i].cpu().numpy())
-        velocities.append(np.concatenate([k["lin_vel_b"][i, :2].cpu().numpy(), k["ang_vel_b"][i, 2:].cpu().numpy()]))
-
-    def finish() -> None:
-        path = video.save(args.video, fps=1.0 / env.dt)
-        video.close()
-        plot = save_gait_plot(np.array(contacts), env.dt, robot.LEGS, np.array(commands), np.array(velocities),
-                              Path(args.video).with_suffix(".png"))
-        print(f"wrote {path} and {plot}")
-
-    return on_step, finish
+def _row(r: dict[str, Any]) -> str:
+    lin, yaw = r.get("lin_vel_tracking_error"), r.get("yaw_rate_tracking_error")
+    return f"{r['steps']:7d}  " + ("  -      -   " if lin is None else f"{lin:.3f}  {yaw:.3f}")
 
 
 if __name__ == "__main__":

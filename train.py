@@ -50,23 +50,20 @@ def resolve_config(args: argparse.Namespace) -> tuple[Any, Any, dict | None, Pat
     """Task spec, final config, loaded checkpoint (or None) and its path. Raises UserError before any work."""
     from envs.registry import get_task
     from rl_core import checkpoint as ckpt
-    from rl_core.config_io import apply_overrides, from_dict, parse_override
+    from rl_core.config_io import apply_overrides, parse_override
 
     data, ckpt_path = None, None
     if args.resume:
         ckpt_path = ckpt.resolve_path(args.resume)
         data = ckpt.load(ckpt_path)
-        if args.task and args.task != data.get("task"):
-            raise UserError(f"checkpoint error: {ckpt_path} was trained on task '{data.get('task')}', not '{args.task}'")
+        if args.task:
+            ckpt.check_task(data, args.task, str(ckpt_path))
         args.task = data.get("task")
     task = args.task or "CartPole-v1"
     spec = get_task(task)
     cfg = spec.default_config()
     if data is not None:
-        try:
-            cfg = from_dict(cfg, data["config"])
-        except UserError as e:
-            raise UserError(f"checkpoint error: {ckpt_path} holds a config this version cannot read ({e})") from None
+        cfg = ckpt.read_config(data, cfg, str(ckpt_path))
     overrides: dict[str, Any] = {}
     for text in args.overrides:
         key, value = parse_override(text)

@@ -34,6 +34,8 @@ class GymEnvConfig(EnvConfig):
     """Override the id's time limit (null: keep the registered one)."""
     clip_actions: bool = True
     """Clip continuous actions to the action space bounds before stepping (the policy keeps the raw sample)."""
+    render_mode: Optional[Literal["rgb_array"]] = None
+    """null, or rgb_array to render frames (play.py --video sets it)."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -56,6 +58,8 @@ class GymVecEnv:
         kwargs: dict[str, Any] = {}
         if cfg.max_episode_steps is not None:
             kwargs["max_episode_steps"] = cfg.max_episode_steps
+        if cfg.render_mode is not None:
+            kwargs["render_mode"] = cfg.render_mode
         try:
             self.vec = gym.make_vec(
                 cfg.env_id, num_envs=cfg.num_envs, vectorization_mode=cfg.vectorization,
@@ -107,7 +111,17 @@ class GymVecEnv:
                 torch.as_tensor(term, device=self.device), torch.as_tensor(trunc, device=self.device), out_info)
 
     def render_frames(self) -> Any:
+        """One RGB frame per env (needs ``render_mode='rgb_array'``)."""
         return self.vec.render()
+
+    def export_metadata(self) -> dict[str, Any]:
+        """What a plain Gymnasium loop needs to run an exported policy (stored in exported policies)."""
+        meta: dict[str, Any] = {"env_id": self.cfg.env_id, "obs_layout": [["observation", self.obs_dims["policy"]]],
+                                "action_offset": self._action_offset, "clip_actions": self.cfg.clip_actions,
+                                "max_episode_steps": self.max_episode_steps}
+        if not self.action_spec.discrete:
+            meta.update(action_low=list(self.action_spec.low or ()), action_high=list(self.action_spec.high or ()))
+        return meta
 
     def close(self) -> None:
         self.vec.close()

@@ -23,22 +23,41 @@ class VideoRecorder:
         self.camera = camera
         self.frames: list[np.ndarray] = []
 
-    def add(self, qpos: np.ndarray) -> None:
+    def add(self, qpos: np.ndarray, caption: str = "") -> None:
+        """Render the model at ``qpos``; ``caption`` is written in the top-left corner."""
         self.data.qpos[:] = qpos
         mujoco.mj_forward(self.model, self.data)
         self.renderer.update_scene(self.data, camera=self.camera)
-        self.frames.append(self.renderer.render().copy())
+        frame = self.renderer.render().copy()
+        self.frames.append(add_caption(frame, caption) if caption else frame)
 
     def save(self, path: str | Path, fps: float) -> Path:
-        import imageio.v2 as imageio
-
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        imageio.mimwrite(path, self.frames, fps=fps, macro_block_size=1)
-        return path
+        return write_mp4(path, self.frames, fps)
 
     def close(self) -> None:
         self.renderer.close()
+
+
+def add_caption(frame: np.ndarray, text: str) -> np.ndarray:
+    """``frame`` with ``text`` drawn on a dark band at the top (Pillow comes with matplotlib)."""
+    from PIL import Image, ImageDraw
+
+    image = Image.fromarray(frame)
+    draw = ImageDraw.Draw(image)
+    lines = text.count("\n") + 1
+    draw.rectangle((0, 0, image.width, 6 + 13 * lines), fill=(0, 0, 0))
+    draw.multiline_text((6, 3), text, fill=(255, 255, 255), spacing=3)
+    return np.asarray(image)
+
+
+def write_mp4(path: str | Path, frames: list[np.ndarray], fps: float) -> Path:
+    """Encode ``frames`` (H x W x 3 uint8) as an MP4 (imageio-ffmpeg)."""
+    import imageio.v2 as imageio
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    imageio.mimwrite(path, frames, fps=fps, macro_block_size=1)
+    return path
 
 
 def save_gait_plot(contacts: np.ndarray, dt: float, feet: tuple[str, ...], commands: np.ndarray,

@@ -72,10 +72,26 @@ def load(path: str | Path) -> dict[str, Any]:
     return data
 
 
-def check_compatible(data: dict[str, Any], task: str, env: Any, source: str) -> None:
-    """One clear line if the checkpoint belongs to another task or observation / action layout than ``env``."""
+def check_task(data: dict[str, Any], task: str, source: str) -> None:
+    """One clear line if the checkpoint belongs to another task (check it before building anything from its config)."""
     if data.get("task") != task:
         raise CheckpointError(f"checkpoint error: {source} was trained on task '{data.get('task')}', not '{task}'")
+
+
+def read_config(data: dict[str, Any], default: Any, source: str) -> Any:
+    """The checkpoint's config laid over the task's ``default`` config; one clear line if it cannot be read."""
+    from rl_core.config_io import from_dict
+    from rl_core.errors import UserError
+
+    try:
+        return from_dict(default, data["config"])
+    except UserError as e:
+        raise CheckpointError(f"checkpoint error: {source} holds a config this version cannot read ({e})") from None
+
+
+def check_compatible(data: dict[str, Any], task: str, env: Any, source: str) -> None:
+    """One clear line if the checkpoint belongs to another task or observation / action layout than ``env``."""
+    check_task(data, task, source)
     if dict(data.get("obs_dims", {})) != dict(env.obs_dims):
         raise CheckpointError(f"checkpoint error: {source} has observation sizes {data.get('obs_dims')}, "
                               f"this env has {dict(env.obs_dims)}")

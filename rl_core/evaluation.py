@@ -4,23 +4,26 @@ Every env contributes the same number of episodes (its first ``ceil(episodes / n
 order, so short episodes (falls) are not over-counted the way "the first K episodes to finish" would. Envs
 may report per-step metrics in ``info["metrics"]`` (name -> ``[N]`` tensor); each is averaged over every
 episode's steps, then over episodes. ``fall_rate`` is the fraction of episodes that ended by termination
-rather than by the time limit.
+rather than by the time limit. Envs that report ``info["breakdown"]`` and ``breakdown_edges`` (see
+``rl_core.breakdown``) also get the metrics per command range, under ``by_command``.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import torch
 
+from rl_core import breakdown
 from rl_core.env_api import VecEnv
 from rl_core.modules.actor_critic import ActorCritic
 
 
 @torch.inference_mode()
 def evaluate(policy: ActorCritic, env: VecEnv, episodes: int, seed: int, max_steps: int = 1_000_000,
-             on_step: Callable[[int], None] | None = None) -> dict[str, float]:
+             on_step: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Run until every env has finished its share of ``episodes``; return the means over those episodes.
 
     ``on_step(t)`` is called after every env step (to record video or plots).
@@ -33,6 +36,7 @@ def evaluate(policy: ActorCritic, env: VecEnv, episodes: int, seed: int, max_ste
     ep_len = torch.zeros(N, device=device)
     finished = torch.zeros(N, dtype=torch.long, device=device)
     records: list[tuple[int, int, dict[str, float]]] = []  # (round, env, values)
+    bins = _BinnedMetrics(getattr(env, "breakdown_edges", {}), device)
     for t in range(max_steps):
         actions = policy.act_inference(obs["policy"].to(device))
         obs, rew, term, trunc, info = env.step(actions.squeeze(-1).long() if env.action_spec.discrete else actions)
@@ -43,6 +47,7 @@ def evaluate(policy: ActorCritic, env: VecEnv, episodes: int, seed: int, max_ste
             sums.setdefault(name, torch.zeros(N, device=device))
             sums[name] += value.to(device)
         ep_len += 1
+        bins.add(info, finished < quota)
         term, done = term.to(device), (term | trunc).to(device)
         if bool(done.any()):  # evaluation is not the training hot loop: a sync per step is fine here
             for i in done.nonzero().flatten().tolist():
@@ -66,4 +71,32 @@ def evaluate(policy: ActorCritic, env: VecEnv, episodes: int, seed: int, max_ste
     for name in sums:
         if name != "return":
             out[name] = sum(r[name] for r in chosen) / n
+    if bins.edges:
+        out["by_command"] = bins.result()
     return out
+
+
+class _BinnedMetrics:
+    """Sums of every per-step metric within each bin of each ``info["breakdown"]`` value, on device."""
+
+    def __init__(self, edges: dict[str, list[float]], device: torch.device):
+        self.edges = edges
+        self.inner = {k: torch.tensor(e[1:-1], device=device) for k, e in edges.items()}
+        self.counts = {k: torch.zeros(len(e) - 1, device=device) for k, e in edges.items()}
+        self.sums: dict[str, dict[str, torch.Tensor]] = {k: {} for k in edges}
+
+    def add(self, info: dict[str, Any], active: torch.Tensor) -> None:
+        if not self.edges:
+            return
+        w = active.float()
+        for key, values in info["breakdown"].items():
+            idx = torch.bucketize(values.to(w.device).contiguous(), self.inner[key], right=True)
+            self.counts[key].index_add_(0, idx, w)
+            for name, metric in info.get("metrics", {}).items():
+                s = self.sums[key].setdefault(name, torch.zeros_like(self.counts[key]))
+                s.index_add_(0, idx, metric.to(w.device) * w)
+
+    def result(self) -> dict[str, list[dict[str, float]]]:
+        return {key: breakdown.rows(self.edges[key], self.counts[key].tolist(),
+                                    {name: s.tolist() for name, s in self.sums[key].items()})
+                for key in self.edges}

@@ -41,9 +41,19 @@ def test_play_writes_locomotion_metrics_video_and_gait_plot(checkpoint, tmp_path
     assert proc.returncode == 0, proc.stderr
     metrics = json.loads((tmp_path / "m.json").read_text())
     assert metrics["episodes"] == 4
-    for key in ("mean_episode_return", "mean_episode_length", "fall_rate", "lin_vel_error", "yaw_rate_error"):
+    assert set(metrics) == {"task", "checkpoint", "iteration", "episodes", "mean_episode_return", "mean_episode_length",
+                            "fall_rate", "lin_vel_tracking_error", "yaw_rate_tracking_error", "by_command"}
+    for key in ("mean_episode_return", "mean_episode_length", "fall_rate", "lin_vel_tracking_error",
+                "yaw_rate_tracking_error"):
         assert isinstance(metrics[key], float)
     assert 0.0 <= metrics["fall_rate"] <= 1.0
+    by = metrics["by_command"]
+    assert set(by) == {"lin_vel_x", "lin_vel_y", "yaw_rate"}
+    assert [(r["low"], r["high"]) for r in by["lin_vel_x"]] == [(-1.0, -0.5), (-0.5, 0.0), (0.0, 0.5), (0.5, 1.0)]
+    for rows in by.values():
+        assert sum(r["steps"] for r in rows) == metrics["episodes"] * metrics["mean_episode_length"]
+        for r in rows:
+            assert r["steps"] == 0 or r["lin_vel_tracking_error"] >= 0.0
 
     import imageio.v2 as imageio
 
@@ -51,3 +61,26 @@ def test_play_writes_locomotion_metrics_video_and_gait_plot(checkpoint, tmp_path
     assert len(frames) == 50  # 1 s at 50 Hz
     assert frames[0].std() > 5.0  # not blank
     assert out.with_suffix(".png").stat().st_size > 10_000
+    assert frames[0][:40].mean() < frames[0][60:].mean()  # the dark caption band with the command and velocity
+
+
+def test_export_and_sim2sim_from_the_command_line(checkpoint, tmp_path):
+    onnx_file = tmp_path / "policy.onnx"
+    proc = subprocess.run([sys.executable, str(ROOT / "play.py"), "--checkpoint", str(checkpoint), "--episodes", "2",
+                           "--export-onnx", str(onnx_file), "--sim2sim", str(onnx_file), "--json", str(tmp_path / "m.json")],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    m = json.loads((tmp_path / "m.json").read_text())
+    sim = m["sim2sim"]
+    assert sim["runtime"] == "onnxruntime in plain MuJoCo" and sim["episodes"] == 2
+    for key in ("lin_vel_tracking_error", "yaw_rate_tracking_error", "fall_rate", "mean_episode_length"):
+        assert isinstance(sim[key], float) and isinstance(m[key], float)
+    assert "play (training sim)" in proc.stdout and "sim2sim" in proc.stdout
+
+
+def test_checkpoint_of_another_task_is_one_line(checkpoint):
+    proc = subprocess.run([sys.executable, str(ROOT / "play.py"), "--checkpoint", str(checkpoint), "--task", "CartPole-v1"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (f"error: checkpoint error: {checkpoint}/checkpoints/model_1.pt was trained on task "
+                                   "'quadruped-flat', not 'CartPole-v1'")

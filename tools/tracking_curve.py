@@ -53,8 +53,8 @@ def main() -> None:
                 m = json.loads(Path(f.name).read_text())
             m["wall_s"] = wall.get(it)
             evals.append(m)
-            print(f"iteration {it:4d}  {m['wall_s'] or 0:6.0f} s  lin {m['lin_vel_error']:.3f}  "
-                  f"yaw {m['yaw_rate_error']:.3f}  falls {m['fall_rate']:.2f}", flush=True)
+            print(f"iteration {it:4d}  {m['wall_s'] or 0:6.0f} s  lin {m['lin_vel_tracking_error']:.3f}  "
+                  f"yaw {m['yaw_rate_tracking_error']:.3f}  falls {m['fall_rate']:.2f}", flush=True)
         args.out.with_suffix(".json").write_text(json.dumps(evals, indent=2) + "\n")
 
     import matplotlib
@@ -69,8 +69,8 @@ def main() -> None:
             label="yaw-rate error, training (rad/s)")
     ev = [m for m in evals if m["wall_s"] is not None]
     if ev:
-        ax.plot([m["wall_s"] for m in ev], [m["lin_vel_error"] for m in ev], "o-", color="C0", label="lin. vel. error, evaluation")
-        ax.plot([m["wall_s"] for m in ev], [m["yaw_rate_error"] for m in ev], "s-", color="C1", label="yaw-rate error, evaluation")
+        ax.plot([m["wall_s"] for m in ev], [m["lin_vel_tracking_error"] for m in ev], "o-", color="C0", label="lin. vel. error, evaluation")
+        ax.plot([m["wall_s"] for m in ev], [m["yaw_rate_tracking_error"] for m in ev], "s-", color="C1", label="yaw-rate error, evaluation")
         ax.plot([m["wall_s"] for m in ev], [m["fall_rate"] for m in ev], "x:", color="C3", label="fall rate, evaluation")
     ax.axhline(args.lin_threshold, color="C0", linestyle="--", linewidth=0.8)
     ax.axhline(args.yaw_threshold, color="C1", linestyle="--", linewidth=0.8)

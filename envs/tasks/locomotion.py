@@ -21,6 +21,7 @@ from envs.robots import quadruped as robot
 from envs.tasks import locomotion_rewards as R
 from envs.tasks.locomotion_config import LocomotionEnvConfig
 from envs.tasks.rotations import from_yaw, rotate_inverse
+from rl_core import breakdown
 from rl_core.env_api import ActionSpec, Obs
 
 OBS_SCALES = {"lin_vel": 2.0, "ang_vel": 0.25, "joint_pos": 1.0, "joint_vel": 0.05}
@@ -28,6 +29,8 @@ OBS_SCALES = {"lin_vel": 2.0, "ang_vel": 0.25, "joint_pos": 1.0, "joint_vel": 0.
 OBS_LAYOUT = (("base_lin_vel", 3), ("base_ang_vel", 3), ("projected_gravity", 3), ("commands", 3),
               ("joint_pos", 12), ("joint_vel", 12), ("last_actions", 12))
 """Observation groups in order (48 values)."""
+COMMANDS = ("lin_vel_x", "lin_vel_y", "yaw_rate")
+"""Command components in order (body-frame m/s, m/s, rad/s)."""
 RANDOMIZED_FIELDS = ("geom_friction", "body_mass", "actuator_gainprm", "actuator_biasprm")
 """Model fields that get per-env values."""
 
@@ -65,6 +68,7 @@ class LocomotionEnv:
             torch.full((3,), n.gravity), torch.zeros(3), torch.full((12,), n.joint_pos * s["joint_pos"]),
             torch.full((12,), n.joint_vel * s["joint_vel"]), torch.zeros(12)]).to(dev)
         self.reward_terms = {name: w * self.dt for name, w in _reward_weights(cfg).items() if w != 0.0}
+        self.breakdown_edges = {name: breakdown.edges(*getattr(cfg.commands, name)) for name in COMMANDS}
 
         # Task state (checkpointed).
         self.commands = torch.zeros(N, 3, **f32)
@@ -211,6 +215,7 @@ class LocomotionEnv:
         self.last_actions = actions
         self.last_joint_vel = k["joint_vel"]
         done = terminated | truncated
+        commands = self.commands  # the ones this step tracked (resampling and resets replace the tensor)
         self._sample_commands((self.episode_length % self.resample_steps == 0) & ~done)
         # The observation of the state after this step; for done envs it is the final one of their episode.
         final_obs = self._observe(k)
@@ -230,11 +235,47 @@ class LocomotionEnv:
         log.update(lin_vel_error=lin_err.mean(), yaw_rate_error=yaw_err.mean(), terminated=terminated.float().mean(),
                    truncated=truncated.float().mean(), diverged=diverged.float().mean())
         info = {"final_obs": {"policy": final_obs} if self._needed(truncated) else None, "log": log,
-                "metrics": {"lin_vel_error": lin_err, "yaw_rate_error": yaw_err}}
+                "metrics": {"lin_vel_tracking_error": lin_err, "yaw_rate_tracking_error": yaw_err},
+                "breakdown": {name: commands[:, j] for j, name in enumerate(COMMANDS)}}
         return {"policy": obs}, reward, terminated, truncated, info
 
     def close(self) -> None:
         pass
+
+    def export_metadata(self) -> dict[str, Any]:
+        """What a deployment needs to rebuild the observation and apply the action (stored in exported policies).
+
+        Observation term ``name`` is ``(value - offset) * scale`` with the offset ``default_joint_pos`` for
+        ``joint_pos`` and 0 otherwise; ``commands`` are (vx, vy, yaw rate). Actions become joint targets
+        ``default_joint_pos + action_scale * clip(action, -action_clip, action_clip)`` for position servos
+        with gains ``kp`` / ``kd``, sent every ``control_dt`` seconds.
+        """
+        s, cfg = OBS_SCALES, self.cfg
+        forbidden = range(robot.FORBIDDEN_TOUCH.start, robot.FORBIDDEN_TOUCH.stop)
+        return {
+            "robot_xml": robot.XML_PATH.relative_to(robot.XML_PATH.parents[2]).as_posix(),
+            "obs_layout": [list(item) for item in OBS_LAYOUT],
+            "obs_scales": {"base_lin_vel": s["lin_vel"], "base_ang_vel": s["ang_vel"], "projected_gravity": 1.0,
+                           "commands": self.cmd_scale.tolist(), "joint_pos": s["joint_pos"],
+                           "joint_vel": s["joint_vel"], "last_actions": 1.0},
+            "joint_names": list(robot.JOINT_NAMES),
+            "default_joint_pos": list(robot.DEFAULT_JOINT_POS),
+            "action_scale": robot.ACTION_SCALE,
+            "action_clip": cfg.clip_actions,
+            "kp": robot.KP,
+            "kd": robot.KD,
+            "torque_limits": list(robot.TORQUE_LIMITS),
+            "control_dt": self.dt,
+            "sim_dt": self.model.opt.timestep,
+            "decimation": cfg.decimation,
+            "base_height": robot.BASE_HEIGHT,
+            "episode_length_s": cfg.episode_length_s,
+            "command_ranges": {name: list(getattr(cfg.commands, name)) for name in COMMANDS},
+            "command_resample_s": cfg.commands.resample_s,
+            "command_min_lin_vel": cfg.commands.min_lin_vel,
+            "termination_contact_sensors": [self.model.sensor(i).name for i in forbidden],
+            "contact_force_threshold": cfg.contact_force_threshold,
+        }
 
     # ----------------------------------------------------------------------------------- checkpoint
     def state_dict(self) -> dict[str, Any]:

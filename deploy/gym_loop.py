@@ -1,0 +1,40 @@
+"""An exported Gymnasium policy in a plain Gymnasium loop: one env, onnxruntime, numpy (no torch)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from deploy.onnx_policy import OnnxPolicy
+
+
+def run(policy: OnnxPolicy, episodes: int, seed: int) -> dict[str, Any]:
+    """Episode ``k`` is reset with seed ``seed + k``; returns play.py's generic metrics."""
+    meta = policy.metadata
+    kwargs = {"max_episode_steps": meta["max_episode_steps"]} if meta.get("max_episode_steps") else {}
+    env = gym.make(meta["env_id"], **kwargs)
+    if len(env.observation_space.shape or ()) != 1:
+        env = gym.wrappers.FlattenObservation(env)
+    returns, lengths, falls = [], [], []
+    try:
+        for k in range(episodes):
+            obs, _ = env.reset(seed=seed + k)
+            total, steps, term, trunc = 0.0, 0, False, False
+            while not (term or trunc):
+                action = policy(obs[None])[0]
+                if meta["action_type"] == "discrete":
+                    action = int(action) + meta["action_offset"]
+                elif meta["clip_actions"]:
+                    action = np.clip(action, meta["action_low"], meta["action_high"])
+                obs, reward, term, trunc, _ = env.step(action)
+                total += float(reward)
+                steps += 1
+            returns.append(total)
+            lengths.append(steps)
+            falls.append(float(term))
+    finally:
+        env.close()
+    return {"episodes": episodes, "mean_episode_return": float(np.mean(returns)),
+            "mean_episode_length": float(np.mean(lengths)), "fall_rate": float(np.mean(falls))}

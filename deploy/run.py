@@ -1,0 +1,28 @@
+"""``play.py --sim2sim``: run an exported policy where its metadata says it belongs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from deploy.onnx_policy import OnnxPolicy
+from rl_core.errors import UserError
+
+
+def run(path: str | Path, episodes: int, seed: int) -> dict[str, Any]:
+    """Locomotion policies (metadata ``robot_xml``) run in plain MuJoCo, Gymnasium ones (``env_id``) in Gymnasium."""
+    policy = OnnxPolicy(path)
+    meta = policy.metadata
+    if "robot_xml" in meta:
+        from deploy import sim2sim
+
+        metrics = sim2sim.run(policy, episodes, seed)
+        where = "plain MuJoCo"
+    elif "env_id" in meta:
+        from deploy import gym_loop
+
+        metrics = gym_loop.run(policy, episodes, seed)
+        where = "plain Gymnasium"
+    else:
+        raise UserError(f"policy file {path} names neither a robot model nor a Gymnasium id in its metadata")
+    return {"task": meta["task"], "policy": str(path), "runtime": f"onnxruntime in {where}", **metrics}

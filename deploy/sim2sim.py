@@ -1,0 +1,147 @@
+"""Sim-to-sim check: an exported locomotion policy in one plain MuJoCo simulation, like a robot would run it.
+
+Everything comes from the ONNX file's metadata: the MJCF model, the observation layout and scales, the default
+joint positions, action scale and clip, control period, command ranges and the contact sensors that end an
+episode. No torch, no batching, no observation noise, no domain randomization, no pushes: the nominal robot.
+A policy that tracks well in training but not here depends on something only the training simulator does.
+
+Each episode starts standing at the default pose with a random heading; commands are drawn from the training
+ranges and redrawn every ``command_resample_s``; an episode ends on a forbidden contact, non-finite physics
+or the time limit. The metrics match ``play.py``'s: the tracking errors are averaged over each episode's
+steps, then over episodes, and also per command range.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import mujoco
+import numpy as np
+
+from deploy.onnx_policy import OnnxPolicy
+from rl_core import breakdown
+from rl_core.errors import UserError
+
+ROOT = Path(__file__).resolve().parents[1]
+COMMANDS = ("lin_vel_x", "lin_vel_y", "yaw_rate")
+
+
+class PlainMujocoRobot:
+    """One ``MjData`` stepped at the control rate with actions turned into position-servo targets."""
+
+    def __init__(self, meta: dict[str, Any]):
+        xml = Path(meta["robot_xml"])
+        xml = xml if xml.is_absolute() else ROOT / xml
+        if not xml.is_file():
+            raise UserError(f"sim2sim: robot model {xml} (metadata robot_xml) does not exist")
+        self.model = mujoco.MjModel.from_xml_path(str(xml))
+        self.data = mujoco.MjData(self.model)
+        self.meta = meta
+        if self.model.jnt_type[0] != mujoco.mjtJoint.mjJNT_FREE:
+            raise UserError(f"sim2sim: {xml} has no floating base (its first joint is not free)")
+        if abs(self.model.opt.timestep - meta["sim_dt"]) > 1e-12:
+            raise UserError(f"sim2sim: {xml} has timestep {self.model.opt.timestep}, the policy was trained with "
+                            f"{meta['sim_dt']}")
+        joints = [self.model.joint(name) for name in meta["joint_names"]]
+        self.qpos_adr = np.array([j.qposadr[0] for j in joints])
+        self.dof_adr = np.array([j.dofadr[0] for j in joints])
+        by_joint = {int(self.model.actuator_trnid[a, 0]): a for a in range(self.model.nu)}
+        self.actuators = np.array([by_joint[j.id] for j in joints])
+        self.forbidden = np.array([self.model.sensor_adr[self.model.sensor(n).id] for n in meta["termination_contact_sensors"]])
+        self.default = np.array(meta["default_joint_pos"])
+        self.scales = {name: np.asarray(v, dtype=np.float64) for name, v in meta["obs_scales"].items()}
+        for name, _ in meta["obs_layout"]:
+            if name not in _TERMS:
+                raise UserError(f"sim2sim: observation term '{name}' is not known; known: {', '.join(_TERMS)}")
+        self.last_action = np.zeros(len(joints))
+        self.commands = np.zeros(3)
+
+    def reset(self, yaw: float) -> None:
+        mujoco.mj_resetData(self.model, self.data)
+        self.data.qpos[2] = self.meta["base_height"]
+        self.data.qpos[3:7] = [np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)]
+        self.data.qpos[self.qpos_adr] = self.default
+        mujoco.mj_forward(self.model, self.data)
+        self.last_action[:] = 0.0
+
+    def body_frame(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Base linear velocity, angular velocity and gravity direction in the base frame."""
+        rot = np.empty(9)
+        mujoco.mju_quat2Mat(rot, self.data.qpos[3:7])
+        rot = rot.reshape(3, 3)  # body -> world
+        return rot.T @ self.data.qvel[0:3], self.data.qvel[3:6].copy(), rot.T @ np.array([0.0, 0.0, -1.0])
+
+    def observe(self) -> np.ndarray:
+        lin, ang, grav = self.body_frame()
+        values = {"base_lin_vel": lin, "base_ang_vel": ang, "projected_gravity": grav, "commands": self.commands,
+                  "joint_pos": self.data.qpos[self.qpos_adr] - self.default, "joint_vel": self.data.qvel[self.dof_adr],
+                  "last_actions": self.last_action}
+        return np.concatenate([values[name] * self.scales.get(name, 1.0) for name, _ in self.meta["obs_layout"]])
+
+    def act(self, action: np.ndarray) -> None:
+        clip = self.meta["action_clip"]
+        self.last_action = np.clip(action.astype(np.float64), -clip, clip)
+        self.data.ctrl[self.actuators] = self.default + self.meta["action_scale"] * self.last_action
+        for _ in range(self.meta["decimation"]):
+            mujoco.mj_step(self.model, self.data)
+
+    def fell(self) -> bool:
+        if not (np.isfinite(self.data.qpos).all() and np.isfinite(self.data.qvel).all()):
+            return True
+        return bool((self.data.sensordata[self.forbidden] > self.meta["contact_force_threshold"]).any())
+
+
+def _sample_commands(rng: np.random.Generator, meta: dict[str, Any]) -> np.ndarray:
+    cmd = np.array([rng.uniform(*meta["command_ranges"][name]) for name in COMMANDS])
+    if np.linalg.norm(cmd[:2]) < meta["command_min_lin_vel"]:
+        cmd[:2] = 0.0
+    return cmd
+
+
+def run(policy: OnnxPolicy, episodes: int, seed: int) -> dict[str, Any]:
+    """Evaluate ``policy`` for ``episodes`` episodes in plain MuJoCo; returns play.py's locomotion metrics."""
+    meta = policy.metadata
+    robot = PlainMujocoRobot(meta)
+    rng = np.random.default_rng(seed)
+    dt = meta["control_dt"]
+    max_steps = int(np.ceil(meta["episode_length_s"] / dt))
+    resample = max(1, round(meta["command_resample_s"] / dt))
+    edges = {name: breakdown.edges(*meta["command_ranges"][name]) for name in COMMANDS}
+    counts = {k: np.zeros(len(e) - 1) for k, e in edges.items()}
+    sums = {k: {m: np.zeros(len(e) - 1) for m in ("lin_vel_tracking_error", "yaw_rate_tracking_error")}
+            for k, e in edges.items()}
+    lengths, falls, lin_means, yaw_means = [], [], [], []
+    for _ in range(episodes):
+        robot.reset(rng.uniform(-np.pi, np.pi))
+        robot.commands = _sample_commands(rng, meta)
+        lin_sum = yaw_sum = 0.0
+        fell, t = False, 0
+        while t < max_steps and not fell:
+            robot.act(policy(robot.observe())[0])
+            t += 1
+            lin, ang, _ = robot.body_frame()
+            errs = {"lin_vel_tracking_error": float(np.linalg.norm(robot.commands[:2] - lin[:2])),
+                    "yaw_rate_tracking_error": float(abs(robot.commands[2] - ang[2]))}
+            lin_sum += errs["lin_vel_tracking_error"]
+            yaw_sum += errs["yaw_rate_tracking_error"]
+            for j, key in enumerate(COMMANDS):
+                b = breakdown.bin_of(robot.commands[j], edges[key])
+                counts[key][b] += 1
+                for m, e in errs.items():
+                    sums[key][m][b] += e
+            fell = robot.fell()
+            if t % resample == 0 and not fell:
+                robot.commands = _sample_commands(rng, meta)
+        lengths.append(t)
+        falls.append(float(fell))
+        lin_means.append(lin_sum / t)
+        yaw_means.append(yaw_sum / t)
+    return {"episodes": episodes, "mean_episode_length": float(np.mean(lengths)), "fall_rate": float(np.mean(falls)),
+            "lin_vel_tracking_error": float(np.mean(lin_means)), "yaw_rate_tracking_error": float(np.mean(yaw_means)),
+            "by_command": {k: breakdown.rows(edges[k], counts[k].tolist(), {m: s.tolist() for m, s in sums[k].items()})
+                           for k in edges}}
+
+
+_TERMS = ("base_lin_vel", "base_ang_vel", "projected_gravity", "commands", "joint_pos", "joint_vel", "last_actions")
+"""Observation terms this check knows how to build."""
