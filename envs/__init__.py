@@ -6,5 +6,5 @@
     tasks/      task logic in torch: locomotion.py (+ its config, reward terms, rotations)
     adapters/   rsl_rl.py: our envs under rsl_rl's OnPolicyRunner
     gym.py      any Gymnasium id as a batched env;  registry.py: task name -> env factory + default config
-    video.py    offscreen MP4 and gait plots for play.py
+    video.py    offscreen MP4 frames, captions and gait plots;  recorders.py: play.py's video / viewer callbacks
 """
