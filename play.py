@@ -100,8 +100,7 @@ def play(args: argparse.Namespace) -> dict[str, Any]:
     from rl_core.evaluation import evaluate
     from rl_core.modules.actor_critic import ActorCritic
 
-    path = ckpt.resolve_path(args.checkpoint)
-    data = ckpt.load(path)
+    path, data = ckpt.load_newest(args.checkpoint)
     task = args.task or data["task"]
     spec = get_task(task)
     ckpt.check_task(data, task, str(path))

@@ -54,8 +54,7 @@ def resolve_config(args: argparse.Namespace) -> tuple[Any, Any, dict | None, Pat
 
     data, ckpt_path = None, None
     if args.resume:
-        ckpt_path = ckpt.resolve_path(args.resume)
-        data = ckpt.load(ckpt_path)
+        ckpt_path, data = ckpt.load_newest(args.resume)
         if args.task:
             ckpt.check_task(data, args.task, str(ckpt_path))
         args.task = data.get("task")
@@ -124,6 +123,7 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 def train(args: argparse.Namespace) -> int:
     spec, cfg, data, ckpt_path = resolve_config(args)
 
+    from rl_core import checkpoint as ckpt
     from rl_core.config_io import dump_yaml
     from rl_core.runner import OnPolicyRunner
 
@@ -134,7 +134,9 @@ def train(args: argparse.Namespace) -> int:
     else:
         run_dir = Path("runs") / spec.name / time.strftime("%Y%m%d-%H%M%S")
     run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "config.yaml").write_text(f"# task: {spec.name}\n" + dump_yaml(cfg))
+    tmp = run_dir / ".config.yaml.tmp"  # replaced in one step: a crash never leaves half a config
+    tmp.write_text(f"# task: {spec.name}\n" + dump_yaml(cfg))
+    tmp.replace(run_dir / "config.yaml")
 
     import torch
 
@@ -143,6 +145,8 @@ def train(args: argparse.Namespace) -> int:
         runner = OnPolicyRunner(env, cfg, task=spec.name, run_dir=run_dir, quiet=args.quiet)
         if data is not None:
             runner.load_state_dict(data, source=str(ckpt_path))
+            runner.last_checkpoint = ckpt_path
+            ckpt.remove_stale_temporaries(ckpt_path.parent)
             print(f"resumed from {ckpt_path} at iteration {runner.iteration}", flush=True)
         print(f"training {spec.name}: {cfg.env.num_envs} envs x {cfg.runner.num_steps_per_env} steps, "
               f"{runner.total_iterations} iterations, run folder {run_dir}", flush=True)

@@ -1,10 +1,17 @@
-"""Checkpoints: atomic writes, ``weights_only`` loads, a format version, one-line errors."""
+"""Checkpoints: atomic writes, ``weights_only`` loads, a format version, a content checksum, one-line errors.
+
+Format 2 stores ``checksum``: a SHA-256 over every value of the checkpoint (tensor bytes, dtypes and shapes
+included), so a flipped bit in a weight is caught on load (torch's zip container does not check its CRCs).
+Format 1 files (no checksum) still load.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import pickle
 import re
+import sys
 import tempfile
 import zipfile
 from pathlib import Path
@@ -14,13 +21,47 @@ import torch
 
 from rl_core.errors import CheckpointError
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+_REQUIRED = ("task", "iteration", "config", "policy", "obs_dims", "action_spec")
+"""Entries every checkpoint has; a file without them does not verify."""
 _NAME = re.compile(r"model_(\d+)\.pt$")
 
 
+def checksum(obj: Any) -> str:
+    """SHA-256 of a checkpoint's content, independent of how torch laid it out in the file."""
+    h = hashlib.sha256()
+
+    def walk(x: Any) -> None:
+        if isinstance(x, dict):
+            h.update(b"{")
+            for k in sorted(x, key=str):
+                if k != "checksum":
+                    h.update(repr(k).encode())
+                    walk(x[k])
+            h.update(b"}")
+        elif isinstance(x, (list, tuple)):
+            h.update(b"[")
+            for item in x:
+                walk(item)
+            h.update(b"]")
+        elif torch.is_tensor(x):
+            t = x.detach().cpu().contiguous().reshape(-1)
+            h.update(f"T{x.dtype}{tuple(x.shape)}".encode())
+            h.update(t.view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+        else:
+            h.update(repr(x).encode())
+
+    walk(obj)
+    return h.hexdigest()
+
+
 def save_atomic(obj: dict[str, Any], path: str | Path) -> Path:
-    """Write to a temporary file in the same folder, fsync, then rename: a crash leaves the old file or the new."""
+    """Write to a temporary file in the same folder, fsync, then rename: a crash leaves the old file or the new.
+
+    A dict with a ``format_version`` gets its ``checksum``."""
     path = Path(path)
+    if "format_version" in obj:
+        obj = {**obj, "checksum": checksum(obj)}
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -40,18 +81,54 @@ def save_atomic(obj: dict[str, Any], path: str | Path) -> Path:
     return path
 
 
+def _candidates(path: Path) -> list[Path]:
+    """A run folder / checkpoints folder: its ``model_<it>.pt`` files, newest first."""
+    folder = path / "checkpoints" if (path / "checkpoints").is_dir() else path
+    found = sorted(((int(m.group(1)), p) for p in folder.glob("model_*.pt") if (m := _NAME.search(p.name))), reverse=True)
+    if not found:
+        raise CheckpointError(f"checkpoint error: no model_<iteration>.pt in {folder}")
+    return [p for _, p in found]
+
+
 def resolve_path(path: str | Path) -> Path:
     """A checkpoint file, or a run folder / checkpoints folder (then its newest ``model_<it>.pt``)."""
     path = Path(path)
     if path.is_dir():
-        folder = path / "checkpoints" if (path / "checkpoints").is_dir() else path
-        found = sorted((int(m.group(1)), p) for p in folder.glob("model_*.pt") if (m := _NAME.search(p.name)))
-        if not found:
-            raise CheckpointError(f"checkpoint error: no model_<iteration>.pt in {folder}")
-        return found[-1][1]
+        return _candidates(path)[0]
     if not path.exists():
         raise CheckpointError(f"checkpoint error: {path} does not exist")
     return path
+
+
+def remove_stale_temporaries(folder: str | Path) -> int:
+    """Delete the temporary files of saves that a crash interrupted (never a finished checkpoint); returns how many."""
+    stale = list(Path(folder).glob(".model_*.pt.*.tmp"))
+    for p in stale:
+        p.unlink(missing_ok=True)
+    return len(stale)
+
+
+def load_newest(path: str | Path) -> tuple[Path, dict[str, Any]]:
+    """A checkpoint file (loaded and verified), or of a run folder the newest checkpoint that loads and verifies.
+
+    Newer files that fail (a crash mid-write on a file system without atomic rename, a corrupted disk) are
+    skipped with a warning on stderr; if none verifies, the newest one's error is raised.
+    """
+    path = Path(path)
+    if not path.is_dir():
+        return path, load(path)
+    candidates = _candidates(path)
+    first_error: CheckpointError | None = None
+    for candidate in candidates:
+        try:
+            data = load(candidate)
+        except CheckpointError as e:
+            first_error = first_error or e
+            print(f"warning: skipping {e}", file=sys.stderr)
+            continue
+        return candidate, data
+    assert first_error is not None
+    raise first_error
 
 
 def load(path: str | Path) -> dict[str, Any]:
@@ -69,6 +146,13 @@ def load(path: str | Path) -> dict[str, Any]:
     if data["format_version"] > FORMAT_VERSION:
         raise CheckpointError(f"checkpoint error: {path} has format_version {data['format_version']}, newer than this "
                               f"version supports ({FORMAT_VERSION}); upgrade legged-mjx")
+    if data["format_version"] >= 2 and data.get("checksum") != checksum(data):
+        raise CheckpointError(f"checkpoint error: {path} fails its checksum (the file was altered or damaged)")
+    missing = [k for k in _REQUIRED if k not in data]
+    if missing:
+        raise CheckpointError(f"checkpoint error: {path} lacks {', '.join(missing)}")
+    if not all(torch.isfinite(t).all() for t in data["policy"].values() if torch.is_tensor(t) and t.is_floating_point()):
+        raise CheckpointError(f"checkpoint error: {path} holds non-finite policy parameters")
     return data
 
 

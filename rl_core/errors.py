@@ -22,6 +22,10 @@ class CheckpointError(UserError):
     """A checkpoint file is missing, corrupt, untrusted or does not fit the task."""
 
 
+class TrainingFault(UserError):
+    """Training cannot go on safely (non-finite loss, gradient or parameters); nothing bad was saved."""
+
+
 def run_reporting_errors(fn: Callable[[], int], debug: bool) -> int:
     """Run a command; a UserError becomes one line on stderr and exit status 2 (a traceback only with --debug)."""
     try:

@@ -12,33 +12,47 @@ from rl_core.storage import RolloutStorage
 LR_MIN, LR_MAX = 1e-5, 1e-2
 
 
-def normalize(x: torch.Tensor) -> torch.Tensor:
-    return (x - x.mean()) / (x.std() + 1e-8)
+def normalize(x: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
+    """Zero mean, unit (unbiased) std over the samples of weight 1; ``weights`` is 1 or 0 per sample."""
+    n = weights.sum()
+    mean = (x * weights).sum() / n.clamp(min=1.0)
+    var = ((x - mean).square() * weights).sum() / (n - 1.0).clamp(min=1.0)
+    return (x - mean) / (var.sqrt() + 1e-8)
 
 
 def ppo_loss(policy: ActorCritic, batch: dict[str, torch.Tensor], cfg: PPOConfig
              ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-    """Total loss and detached metrics for one minibatch. Pure: reads ``batch``, changes nothing."""
+    """Total loss and detached metrics for one minibatch. Pure: reads ``batch``, changes nothing.
+
+    Every mean is over the samples of weight 1 (``batch["weights"]``): transitions of diverged physics have
+    weight 0 and teach nothing.
+    """
     head = policy.head
+    w = batch["weights"]
+    w_sum = w.sum().clamp(min=1.0)
+
+    def mean(x: torch.Tensor) -> torch.Tensor:
+        return (x * w).sum() / w_sum
+
     params = policy.dist_params(batch["obs"])
     log_probs = head.log_prob(params, batch["actions"])
-    entropy = head.entropy(params).mean()
+    entropy = mean(head.entropy(params))
     values = policy.value(batch["critic_obs"])
 
     advantages = batch["advantages"]
     if cfg.normalize_advantage_per_minibatch:
-        advantages = normalize(advantages)
+        advantages = normalize(advantages, w)
 
     log_ratio = log_probs - batch["log_probs"]
     ratio = torch.exp(log_ratio)
-    surrogate = torch.max(-advantages * ratio, -advantages * ratio.clamp(1.0 - cfg.clip_param, 1.0 + cfg.clip_param)).mean()
+    surrogate = mean(torch.max(-advantages * ratio, -advantages * ratio.clamp(1.0 - cfg.clip_param, 1.0 + cfg.clip_param)))
 
     returns, old_values = batch["returns"], batch["values"]
     if cfg.use_clipped_value_loss:
         clipped = old_values + (values - old_values).clamp(-cfg.clip_param, cfg.clip_param)
-        value_loss = torch.max((values - returns).square(), (clipped - returns).square()).mean()
+        value_loss = mean(torch.max((values - returns).square(), (clipped - returns).square()))
     else:
-        value_loss = (values - returns).square().mean()
+        value_loss = mean((values - returns).square())
 
     loss = surrogate + cfg.value_loss_coef * value_loss - cfg.entropy_coef * entropy
     with torch.no_grad():
@@ -46,9 +60,9 @@ def ppo_loss(policy: ActorCritic, batch: dict[str, torch.Tensor], cfg: PPOConfig
             "surrogate_loss": surrogate.detach(),
             "value_loss": value_loss.detach(),
             "entropy": entropy.detach(),
-            "kl": head.kl(batch["dist_params"], params).mean(),
-            "approx_kl": ((ratio - 1.0) - log_ratio).mean(),
-            "clip_fraction": ((ratio - 1.0).abs() > cfg.clip_param).float().mean(),
+            "kl": mean(head.kl(batch["dist_params"], params)),
+            "approx_kl": mean((ratio - 1.0) - log_ratio),
+            "clip_fraction": mean(((ratio - 1.0).abs() > cfg.clip_param).float()),
         }
     return loss, metrics
 
@@ -68,6 +82,10 @@ class PPO:
         # The lr is a 0-d tensor that the fused Adam reads in place: the adaptive rule never syncs the host.
         self.lr = torch.tensor(cfg.learning_rate, dtype=torch.float32, device=device)
         self.optimizer = torch.optim.Adam(policy.parameters(), lr=self.lr, eps=cfg.adam_eps, fused=True)
+        # Read by the fused Adam kernel (as with a GradScaler): where it is non-zero the step leaves the parameters
+        # and the optimizer state untouched, decided on the device with no host sync.
+        self.found_inf = torch.zeros((), device=device)
+        self.optimizer.found_inf = self.found_inf
 
     def set_iteration(self, iteration: int) -> None:
         """Apply the linear schedule for ``iteration`` (fixed and adaptive keep their own lr)."""
@@ -79,12 +97,13 @@ class PPO:
         """Epochs x minibatches of PPO; returns per-iteration means of the loss metrics (on device)."""
         cfg = self.cfg
         if not cfg.normalize_advantage_per_minibatch:
-            storage.advantages = normalize(storage.advantages)
+            storage.advantages = normalize(storage.advantages, storage.weights)
         critic = list(self.policy.critic.parameters())
         critic_ids = {id(p) for p in critic}
         actor = [p for p in self.policy.parameters() if id(p) not in critic_ids]  # actor MLP, action std, ...
         groups = [actor, critic] if cfg.clip_grad_per_network else [actor + critic]
         sums: dict[str, torch.Tensor] = {}
+        nonfinite = torch.zeros((), device=self.lr.device)
         count = 0
         for batch in storage.minibatches(cfg.num_mini_batches, cfg.num_learning_epochs, generator):
             loss, metrics = ppo_loss(self.policy, batch, cfg)
@@ -94,6 +113,9 @@ class PPO:
             loss.backward()
             norms = [nn.utils.clip_grad_norm_(g, cfg.max_grad_norm) for g in groups]  # norms before clipping
             metrics["grad_norm"] = torch.linalg.vector_norm(torch.stack(norms))
+            bad = ~(torch.isfinite(loss) & torch.isfinite(metrics["grad_norm"]))
+            self.found_inf.copy_(bad)  # a non-finite loss or gradient skips this optimizer step
+            nonfinite += bad
             self.optimizer.step()
             for k, v in metrics.items():
                 sums[k] = sums[k] + v if k in sums else v.clone()
@@ -103,6 +125,7 @@ class PPO:
         out = {k: v / count for k, v in sums.items()}
         out["learning_rate"] = self.lr.clone()
         out["num_minibatch_updates"] = torch.tensor(float(count))
+        out["nonfinite_updates"] = nonfinite
         return out
 
     # -- checkpoint

@@ -14,6 +14,7 @@ from rl_core import checkpoint as ckpt
 from rl_core.config import TrainConfig
 from rl_core.config_io import to_dict
 from rl_core.env_api import Obs, VecEnv, state_dict_of
+from rl_core.errors import TrainingFault
 from rl_core.logging import Logger
 from rl_core.modules.actor_critic import ActorCritic
 from rl_core.modules.normalizer import ReturnNormalizer
@@ -61,6 +62,8 @@ class OnPolicyRunner:
         self._done_buf = torch.zeros(T, N, dtype=torch.bool, device=self.device)
         self._ret_buf = torch.zeros(T, N, device=self.device)
         self._len_buf = torch.zeros(T, N, device=self.device)
+        self._invalid_count = torch.zeros((), device=self.device)
+        self.last_checkpoint: Path | None = None
 
     # ------------------------------------------------------------------------------------ rollout
     def _to_device(self, obs: Obs) -> Obs:
@@ -75,6 +78,7 @@ class OnPolicyRunner:
         assert obs is not None
         log_sums: dict[str, torch.Tensor] = {}
         storage.clear()
+        self._invalid_count.zero_()
         for t in range(storage.T):
             pol_obs, critic_obs = obs["policy"], obs.get("critic")
             policy.update_normalizers(pol_obs, critic_obs)
@@ -108,9 +112,13 @@ class OnPolicyRunner:
             for k, v in info.get("log", {}).items():
                 log_sums[k] = log_sums[k] + v if k in log_sums else v.clone()
 
+            invalid = info.get("invalid")  # e.g. diverged physics: counted, reset by the env, not learned from
+            if invalid is not None:
+                invalid = invalid.to(self.device)
+                self._invalid_count += invalid.sum()
             learn_rewards = self.reward_normalizer(rewards, done) if self.reward_normalizer is not None else rewards
             storage.add(obs_n, critic_n if policy.asymmetric else None, actions, log_probs, params, values,
-                        learn_rewards, terminated, truncated, final_values)
+                        learn_rewards, terminated, truncated, final_values, invalid)
             obs = next_obs
 
         critic_last = obs["critic"] if policy.asymmetric else obs["policy"]
@@ -151,6 +159,7 @@ class OnPolicyRunner:
                 if logger is not None:
                     eta = (t2 - t0) * (end - self.iteration)
                     logger.log(self.iteration, self.env_steps, scalars, eta)
+                self._check_learner(scalars)
                 if self.run_dir is not None and (self.iteration % save_interval == 0 or self.iteration == end):
                     self.save(self.run_dir / "checkpoints" / f"model_{self.iteration}.pt")
         except KeyboardInterrupt:
@@ -164,6 +173,22 @@ class OnPolicyRunner:
             if self.run_dir is not None:
                 self.write_summary()
         return self.summary()
+
+    def _check_learner(self, scalars: dict[str, float]) -> None:
+        """Stop (without saving) if an update met a non-finite loss / gradient or left non-finite parameters."""
+        bad_updates = int(scalars["Train/nonfinite_updates"])
+        if bad_updates == 0 and scalars["Train/parameters_finite"] == 1.0:
+            return
+        what = (f"non-finite loss or gradient in {bad_updates} of {int(scalars['Loss/minibatch_updates'])} minibatch "
+                "updates (their optimizer steps were skipped)" if bad_updates else "non-finite policy parameters")
+        last = self.last_checkpoint if self.last_checkpoint is not None else "none saved yet"
+        raise TrainingFault(f"training stopped at iteration {self.iteration}: {what}; nothing was saved after it; "
+                            f"last good checkpoint: {last}")
+
+    def _parameters_finite(self) -> torch.Tensor:
+        """One device flag: every parameter and normalizer statistic is finite."""
+        return torch.stack([torch.isfinite(t).all() for t in self.policy.state_dict().values()
+                            if t.is_floating_point()]).all()
 
     def _explained_variance(self) -> torch.Tensor:
         returns, values = self.storage.returns, self.storage.values
@@ -183,8 +208,11 @@ class OnPolicyRunner:
             "Policy/approx_kl": "approx_kl", "Policy/clip_fraction": "clip_fraction", "Policy/entropy": "entropy",
             "Loss/minibatch_updates": "num_minibatch_updates",
         }
-        keys = list(names) + ["Policy/explained_variance", "Policy/mean_std"] + [f"Env/{k}" for k in env_log]
-        values = [losses[v].float().reshape(()) for v in names.values()] + [explained_var.reshape(()), mean_std.reshape(()).to(self.device)]
+        keys = list(names) + ["Policy/explained_variance", "Policy/mean_std", "Train/invalid_transitions",
+                              "Train/nonfinite_updates", "Train/parameters_finite"] + [f"Env/{k}" for k in env_log]
+        values = [losses[v].float().reshape(()) for v in names.values()] + [
+            explained_var.reshape(()), mean_std.reshape(()).to(self.device), self._invalid_count.float(),
+            losses["nonfinite_updates"].float(), self._parameters_finite().float()]
         values += [v.float().reshape(()) for v in env_log.values()]
         out = dict(zip(keys, torch.stack([v.to(self.device) for v in values]).tolist()))
         if self.recent_returns:
@@ -222,7 +250,12 @@ class OnPolicyRunner:
         }
 
     def save(self, path: str | Path) -> Path:
-        return ckpt.save_atomic(self.state_dict(), path)
+        """Write a checkpoint atomically; refuses (TrainingFault) to write non-finite parameters."""
+        if not bool(self._parameters_finite()):
+            raise TrainingFault(f"training stopped at iteration {self.iteration}: non-finite policy parameters; "
+                                f"{path} was not written; last good checkpoint: {self.last_checkpoint or 'none saved yet'}")
+        self.last_checkpoint = ckpt.save_atomic(self.state_dict(), path)
+        return self.last_checkpoint
 
     def load_state_dict(self, data: dict[str, Any], source: str = "checkpoint") -> None:
         """Restore everything needed to continue exactly (policy, optimizer, lr, normalizers, RNG, counters, env)."""

@@ -27,13 +27,15 @@ class RolloutStorage:
         self.terminated = torch.zeros(T, N, device=device, dtype=torch.bool)
         self.truncated = torch.zeros(T, N, device=device, dtype=torch.bool)
         self.final_values = torch.zeros(T, N, **f)
+        self.weights = torch.ones(T, N, **f)
+        """1: learn from the transition; 0: not (the env marked it invalid, e.g. diverged physics)."""
         self.advantages = torch.zeros(T, N, **f)
         self.returns = torch.zeros(T, N, **f)
         self.step = 0
 
     def add(self, obs: torch.Tensor, critic_obs: torch.Tensor | None, actions: torch.Tensor, log_probs: torch.Tensor,
             dist_params: torch.Tensor, values: torch.Tensor, rewards: torch.Tensor, terminated: torch.Tensor,
-            truncated: torch.Tensor, final_values: torch.Tensor | None) -> None:
+            truncated: torch.Tensor, final_values: torch.Tensor | None, invalid: torch.Tensor | None = None) -> None:
         t = self.step
         if t >= self.T:
             raise RuntimeError("RolloutStorage is full; call clear() after the update")
@@ -47,6 +49,10 @@ class RolloutStorage:
         self.rewards[t].copy_(rewards)
         self.terminated[t].copy_(terminated)
         self.truncated[t].copy_(truncated)
+        if invalid is None:
+            self.weights[t].fill_(1.0)
+        else:
+            torch.logical_not(invalid, out=self.weights[t])
         if final_values is None:
             self.final_values[t].zero_()
         else:
@@ -73,6 +79,7 @@ class RolloutStorage:
             "values": self.values.reshape(B),
             "advantages": self.advantages.reshape(B),
             "returns": self.returns.reshape(B),
+            "weights": self.weights.reshape(B),
         }
         if self.critic_obs is not None:
             flat["critic_obs"] = self.critic_obs.reshape(B, -1)

@@ -21,7 +21,7 @@ def make_batch(policy, n=64, seed=0):
     return {
         "obs": obs, "critic_obs": obs, "actions": actions, "log_probs": policy.head.log_prob(params, actions),
         "dist_params": params, "values": values, "advantages": torch.randn(n, generator=g),
-        "returns": values + torch.randn(n, generator=g),
+        "returns": values + torch.randn(n, generator=g), "weights": torch.ones(n),
     }
 
 

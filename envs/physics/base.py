@@ -31,6 +31,9 @@ class PhysicsReadout:
     """All sensor values ``[N, nsensordata]`` in the model's sensor order."""
     actuator_force: torch.Tensor
     """Actuator forces (joint torques) ``[N, nu]``."""
+    unstable: torch.Tensor | None = None
+    """``[N]`` bool: the backend met a NaN / Inf / huge state in the last step and reset that simulation itself
+    (MuJoCo C does, with a warning); None where the backend leaves the bad state in place (MJX)."""
 
 
 class Physics(Protocol):

@@ -14,6 +14,11 @@ import torch
 from envs.physics.base import STATE_FIELDS, PhysicsReadout
 
 
+_BAD_STATE_WARNINGS = [int(mujoco.mjtWarning.mjWARN_BADQPOS), int(mujoco.mjtWarning.mjWARN_BADQVEL),
+                       int(mujoco.mjtWarning.mjWARN_BADQACC)]
+"""MuJoCo's warnings for a state it rejected and reset."""
+
+
 class NativePhysics:
     """``num_envs`` copies of ``model`` on ``nthread`` C threads (0: all cores), ``nsubsteps`` mj_steps per ``step``."""
 
@@ -27,17 +32,24 @@ class NativePhysics:
         self._sensordata = self.batch.bind("sensordata")
         self._actuator_force = self.batch.bind("actuator_force")
         self._fields = {name: self.batch.expand(name) for name in model_fields}
+        self._unstable = np.zeros(num_envs, dtype=bool)
+
+    def _bad_state_count(self) -> np.ndarray:
+        """Per simulation: how often MuJoCo found a bad qpos / qvel / qacc and reset it (its warning counters)."""
+        return self.batch.warning[:, _BAD_STATE_WARNINGS, 1].sum(axis=1)
 
     def step(self, ctrl: torch.Tensor) -> None:
         self._state["ctrl"][:] = ctrl.detach().cpu().numpy()
+        before = self._bad_state_count()
         self.batch.step(nstep=self.nsubsteps)
+        self._unstable = self._bad_state_count() > before
 
     def read(self) -> PhysicsReadout:
         def t(a: np.ndarray) -> torch.Tensor:
             return torch.from_numpy(a.astype(np.float32))
 
         return PhysicsReadout(t(self._state["qpos"]), t(self._state["qvel"]), t(self._sensordata),
-                              t(self._actuator_force))
+                              t(self._actuator_force), torch.from_numpy(self._unstable))
 
     def reset(self, mask: torch.Tensor, qpos: torch.Tensor, qvel: torch.Tensor) -> None:
         ids = mask.cpu().numpy().nonzero()[0]

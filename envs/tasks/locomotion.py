@@ -29,6 +29,8 @@ OBS_SCALES = {"lin_vel": 2.0, "ang_vel": 0.25, "joint_pos": 1.0, "joint_vel": 0.
 OBS_LAYOUT = (("base_lin_vel", 3), ("base_ang_vel", 3), ("projected_gravity", 3), ("commands", 3),
               ("joint_pos", 12), ("joint_vel", 12), ("last_actions", 12))
 """Observation groups in order (48 values)."""
+MAX_SANE_QVEL = 1e3
+"""A generalized velocity beyond this (m/s or rad/s) means the simulation has diverged."""
 COMMANDS = ("lin_vel_x", "lin_vel_y", "yaw_rate")
 """Command components in order (body-frame m/s, m/s, rad/s)."""
 RANDOMIZED_FIELDS = ("geom_friction", "body_mass", "actuator_gainprm", "actuator_biasprm")
@@ -204,7 +206,9 @@ class LocomotionEnv:
             reward = reward.clamp(min=0.0)
 
         finite = torch.isfinite(r.qpos).all(1) & torch.isfinite(r.qvel).all(1)
-        diverged = ~finite | (r.qvel.abs() > 1e3).any(1)
+        diverged = ~finite | (r.qvel.abs() > MAX_SANE_QVEL).any(1)
+        if r.unstable is not None:
+            diverged |= r.unstable.to(self.device)
         fell = (k["forbidden_force"] > thr).any(1)
         terminated = fell | diverged
         truncated = (self.episode_length >= self.max_episode_length) & ~terminated
@@ -234,7 +238,7 @@ class LocomotionEnv:
         log = {f"rew_{name}": v.mean() for name, v in terms.items()}
         log.update(lin_vel_error=lin_err.mean(), yaw_rate_error=yaw_err.mean(), terminated=terminated.float().mean(),
                    truncated=truncated.float().mean(), diverged=diverged.float().mean())
-        info = {"final_obs": {"policy": final_obs} if self._needed(truncated) else None, "log": log,
+        info = {"final_obs": {"policy": final_obs} if self._needed(truncated) else None, "log": log, "invalid": diverged,
                 "metrics": {"lin_vel_tracking_error": lin_err, "yaw_rate_tracking_error": yaw_err},
                 "breakdown": {name: commands[:, j] for j, name in enumerate(COMMANDS)}}
         return {"policy": obs}, reward, terminated, truncated, info
