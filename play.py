@@ -15,11 +15,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rl_core.errors import UserError, run_reporting_errors
+from rl_core.errors import OneLineParser, UserError, run_reporting_errors
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description="Evaluate a checkpoint (deterministic policy, frozen normalizer), "
+    p = OneLineParser(description="Evaluate a checkpoint (deterministic policy, frozen normalizer), "
                                             "record it, export it to ONNX / TorchScript, check an ONNX file.")
     p.add_argument("--checkpoint", help="checkpoint file or run folder (its newest checkpoint)")
     p.add_argument("--task", help="task (default: the checkpoint's)")
@@ -115,6 +115,8 @@ def play(args: argparse.Namespace) -> dict[str, Any]:
         raise UserError(f"--viewer is for the MuJoCo locomotion tasks; use --video for the Gymnasium task {task}")
     if args.video and not is_mujoco_task:
         env_cfg = dataclasses.replace(env_cfg, render_mode="rgb_array")
+    if (args.video or args.viewer) and not 0 <= args.video_env < env_cfg.num_envs:
+        raise UserError(f"--video-env={args.video_env} is not allowed; expected 0..{env_cfg.num_envs - 1}")
     env = spec.make_env(env_cfg.for_evaluation(), torch.device("cpu"))
     try:
         ckpt.check_compatible(data, task, env, str(path))

@@ -16,17 +16,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rl_core.errors import EXIT_USAGE, UserError, run_reporting_errors
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line instead of usage + message
-        print(f"error: {message} (see --help)", file=sys.stderr)
-        sys.exit(EXIT_USAGE)
+from rl_core.errors import OneLineParser, UserError, run_reporting_errors
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(
+    p = OneLineParser(
         description="Train a task (registered name or any Gymnasium id) with on-device PPO.",
         formatter_class=argparse.RawDescriptionHelpFormatter, add_help=False)
     p.add_argument("-h", "--help", action="store_true", help="show this help (with --task: that task's config fields)")
@@ -133,7 +127,10 @@ def train(args: argparse.Namespace) -> int:
         run_dir = ckpt_path.parent.parent if ckpt_path.parent.name == "checkpoints" else ckpt_path.parent
     else:
         run_dir = Path("runs") / spec.name / time.strftime("%Y%m%d-%H%M%S")
-    run_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UserError(f"--run-dir={str(run_dir)!r} cannot be created: {e.strerror}") from None
     tmp = run_dir / ".config.yaml.tmp"  # replaced in one step: a crash never leaves half a config
     tmp.write_text(f"# task: {spec.name}\n" + dump_yaml(cfg))
     tmp.replace(run_dir / "config.yaml")

@@ -13,14 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from rl_core.errors import UserError
-
 Callbacks = tuple[Callable[[int], None], Callable[[], None]]
-
-
-def _check_index(env: Any, index: int, flag: str) -> None:
-    if not 0 <= index < env.num_envs:
-        raise UserError(f"{flag}={index} is not allowed; expected 0..{env.num_envs - 1}")
 
 
 def locomotion_video(env: Any, path: str, index: int, seconds: float) -> Callbacks:
@@ -28,7 +21,6 @@ def locomotion_video(env: Any, path: str, index: int, seconds: float) -> Callbac
     from envs.robots import quadruped as robot
     from envs.video import VideoRecorder, save_gait_plot
 
-    _check_index(env, index, "--video-env")
     steps = int(seconds / env.dt)
     video = VideoRecorder(env.model)
     contacts, commands, velocities = [], [], []
@@ -62,7 +54,6 @@ def gym_video(env: Any, path: str, index: int, seconds: float) -> Callbacks:
     """An MP4 of Gymnasium env ``index`` from its own ``rgb_array`` rendering, at the env's ``render_fps``."""
     from envs.video import write_mp4
 
-    _check_index(env, index, "--video-env")
     fps = float(env.vec.metadata.get("render_fps") or 30)
     steps = int(seconds * fps)
     frames: list[np.ndarray] = []
@@ -82,7 +73,6 @@ def viewer(env: Any, index: int) -> Callbacks:
     import mujoco
     import mujoco.viewer
 
-    _check_index(env, index, "--video-env")
     data = mujoco.MjData(env.model)
     handle = mujoco.viewer.launch_passive(env.model, data)
     with handle.lock():  # follow the robot

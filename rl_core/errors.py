@@ -1,5 +1,6 @@
 """Errors that reach the user as one line (train.py / play.py print them and exit with status 2)."""
 
+import argparse
 import sys
 from collections.abc import Callable
 
@@ -35,3 +36,11 @@ def run_reporting_errors(fn: Callable[[], int], debug: bool) -> int:
             raise
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse whose usage errors are one line on stderr and exit status 2 (instead of usage + message)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        print(f"error: {message} (see --help)", file=sys.stderr)
+        sys.exit(EXIT_USAGE)

@@ -4,14 +4,8 @@ SIGKILL at random moments (also during saves), SIGINT, and memory growth over ma
 from __future__ import annotations
 
 import dataclasses
-import os
 import random
 import re
-import signal
-import subprocess
-import sys
-import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -26,33 +20,13 @@ from rl_core.ppo import ppo_loss
 from rl_core.runner import OnPolicyRunner
 from tests.helpers import make_runner, tiny_cartpole
 from tests.test_ppo import make_batch, policy_of
+from tools.fault_campaign import (CLI_CASES, NanInjector, kill_round, make_checkpoint, nan_learning_run, one_line_error,
+                                  rss_growth_mb, run_cli, sigint_round)
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 # ------------------------------------------------------------------------------------------- NaN physics
-class NanInjector:
-    """Wraps a LocomotionEnv and writes NaN velocities into envs ``ids`` before step ``at`` of the run."""
-
-    def __init__(self, env: LocomotionEnv, ids: list[int], at: int):
-        self.env, self.ids, self.at, self.t = env, ids, at, 0
-        self.num_envs, self.obs_dims, self.action_spec, self.device = env.num_envs, env.obs_dims, env.action_spec, env.device
-
-    def reset(self, seed=None):
-        return self.env.reset(seed)
-
-    def step(self, actions):
-        if self.t == self.at:
-            mask = torch.zeros(self.num_envs, dtype=torch.bool)
-            mask[self.ids] = True
-            self.env.physics.set_velocity(mask, torch.full((self.num_envs, self.env.model.nv), float("nan")))
-        self.t += 1
-        return self.env.step(actions)
-
-    def close(self):
-        self.env.close()
-
-
 def _small_quadruped():
     cfg = quadruped_flat()
     return dataclasses.replace(
@@ -141,29 +115,8 @@ def test_nonfinite_parameters_are_never_saved(tmp_path):
     assert not (tmp_path / "model_1.pt").exists()
 
 
-class NanRewardCartPole:
-    """A Gymnasium CartPole whose rewards turn NaN after 200 steps (registered in a child process below)."""
-
-    def __new__(cls, **kwargs):
-        import gymnasium as gym
-
-        class Wrapper(gym.Wrapper):
-            steps = 0
-
-            def step(self, action):
-                obs, rew, term, trunc, info = self.env.step(action)
-                Wrapper.steps += 1
-                return obs, float("nan") if Wrapper.steps > 200 else rew, term, trunc, info
-
-        return Wrapper(gym.make("CartPole-v1", **kwargs).unwrapped)
-
-
 def test_train_reports_a_learner_fault_in_one_line(tmp_path):
-    code = ("import sys, gymnasium; gymnasium.register('NanCartPole-v0', entry_point='tests.test_faults:NanRewardCartPole',"
-            " max_episode_steps=500); import train; sys.exit(train.main(sys.argv[1:]))")
-    proc = subprocess.run([sys.executable, "-c", code, "--task", "NanCartPole-v0", "--num-envs", "4", "--max-iterations",
-                           "20", "--run-dir", str(tmp_path), "--quiet", "runner.num_steps_per_env=16",
-                           "runner.save_interval=1"], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    proc = nan_learning_run(tmp_path, nan_after=200)
     assert proc.returncode == 2, proc.stderr
     line = proc.stderr.strip()
     assert "\n" not in line, line
@@ -200,49 +153,14 @@ def test_resume_picks_the_newest_checkpoint_that_verifies(tmp_path, capsys):
     assert "model_5.pt holds non-finite" in err and "model_4.pt fails its checksum" in err and "model_3.pt is corrupt" in err
 
 
-class _Reader(threading.Thread):
-    """Collects a child's stdout lines as they come."""
-
-    def __init__(self, stream):
-        super().__init__(daemon=True)
-        self.stream, self.lines = stream, []
-
-    def run(self):
-        for line in self.stream:
-            self.lines.append(line)
-
-    def iterations(self) -> list[int]:
-        return [int(m.group(1)) for line in list(self.lines) if (m := re.match(r"it\s+(\d+)/", line))]
-
-
-def _train_cmd(run: Path, resume: bool) -> list[str]:
-    head = ["--resume", str(run)] if resume else ["--task", "CartPole-v1", "--num-envs", "4", "--run-dir", str(run)]
-    return [sys.executable, str(ROOT / "train.py"), *head, "--max-iterations", "100000",
-            *([] if resume else ["runner.num_steps_per_env=8", "runner.save_interval=1"])]
-
-
 def test_sigkill_at_random_moments_loses_at_most_one_save_interval(tmp_path):
-    """Kill a training process (saving every iteration, so many kills land in a save) 5 times; every time the
-    newest checkpoint verifies, is at most one iteration behind the last one logged, and resume continues."""
+    """Kill a training process (saving every iteration, so kills land in saves too) 5 times; every time the newest
+    checkpoint verifies, is at most one iteration behind the last one logged, and the next round resumes from it."""
     rng = random.Random(0)
     run = tmp_path / "run"
     for round_ in range(5):
-        proc = subprocess.Popen(_train_cmd(run, resume=round_ > 0), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
-        reader = _Reader(proc.stdout)
-        reader.start()
-        deadline = time.time() + 120
-        while len(reader.iterations()) < 2 and time.time() < deadline and proc.poll() is None:
-            time.sleep(0.02)
-        assert reader.iterations(), proc.stderr.read() if proc.poll() is not None else "no progress"
-        time.sleep(rng.uniform(0.0, 0.4))
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-        reader.join(timeout=10)
-        logged = max(reader.iterations())
-        path, data = ckpt.load_newest(run)
-        assert logged - 1 <= data["iteration"] <= logged, (round_, logged, path)
-    assert not list((run / "checkpoints").glob(".*.tmp"))  # resume removes the temporaries of killed saves
+        r = kill_round(run, resume=round_ > 0, rng=rng)
+        assert r["logged"] - 1 <= r["checkpoint"] <= r["logged"], (round_, r)
     # The TensorBoard curves of the killed processes are on disk up to the last logged iteration.
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
@@ -250,44 +168,35 @@ def test_sigkill_at_random_moments_loses_at_most_one_save_interval(tmp_path):
     for events in run.glob("events.out.tfevents.*"):
         acc = EventAccumulator(str(events))
         acc.Reload()
-        steps |= {e.step for e in acc.Scalars("Loss/value")} if "Loss/value" in acc.Tags()["scalars"] else set()
-    assert max(steps) >= data["env_steps"]
+        if "Loss/value" in acc.Tags()["scalars"]:
+            steps |= {e.step for e in acc.Scalars("Loss/value")}
+    assert max(steps) >= r["env_steps"]
+    assert not list((run / "checkpoints").glob(".*.tmp"))  # resume removed the temporaries of killed saves
 
 
 def test_sigint_saves_a_final_checkpoint_and_exits_cleanly(tmp_path):
-    run = tmp_path / "run"
-    proc = subprocess.Popen(_train_cmd(run, resume=False)[:-2] + ["runner.num_steps_per_env=8", "runner.save_interval=1000"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    reader = _Reader(proc.stdout)
-    reader.start()
-    deadline = time.time() + 120
-    while len(reader.iterations()) < 3 and time.time() < deadline:
-        time.sleep(0.02)
-    proc.send_signal(signal.SIGINT)
-    err = proc.stderr.read()
-    assert proc.wait(timeout=60) == 130
-    reader.join(timeout=10)
-    assert "stopped by Ctrl-C; resume with --resume" in err and "Traceback" not in err
-    saved = [line for line in reader.lines if line.startswith("interrupted: saved ")]
-    assert saved
-    path, data = ckpt.load_newest(run)
-    assert data["iteration"] >= max(reader.iterations())
+    r = sigint_round(tmp_path / "run")
+    assert r["code"] == 130 and r["saved_line"]
+    assert "stopped by Ctrl-C; resume with --resume" in r["stderr"] and "Traceback" not in r["stderr"]
+    assert r["checkpoint"] >= r["logged"]
+
+
+@pytest.mark.parametrize(("script", "argv", "expected"), CLI_CASES, ids=[" ".join([c[0], *c[1]]) for c in CLI_CASES])
+def test_bad_cli_values_fail_in_one_line_before_any_env(cli_checkpoint, tmp_path, script, argv, expected):
+    argv = [a.format(ckpt=cli_checkpoint, junk=cli_checkpoint.with_name("junk.onnx")) for a in argv]
+    result = run_cli(script, argv, tmp_path)
+    assert one_line_error(result, expected), result
+
+
+@pytest.fixture(scope="module")
+def cli_checkpoint(tmp_path_factory):
+    run = make_checkpoint(tmp_path_factory.mktemp("cli"))
+    (run / "checkpoints" / "junk.onnx").write_bytes(b"not an onnx file")
+    return run / "checkpoints" / "model_2.pt"
 
 
 # -------------------------------------------------------------------------------------------- memory
-def _rss_mb() -> float:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
-
-
 @pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="needs /proc")
-def test_memory_stays_flat_over_many_iterations(tmp_path):
-    cfg = tiny_cartpole(iterations=300)
-    cfg = dataclasses.replace(cfg, runner=dataclasses.replace(cfg.runner, save_interval=50))
-    runner = make_runner(cfg, run_dir=tmp_path)
-    runner.learn(100)  # warm-up: allocator pools, TensorBoard writer, first checkpoints
-    start = _rss_mb()
-    runner.learn(200)
-    growth = _rss_mb() - start
+def test_memory_stays_flat_over_many_iterations():
+    growth = rss_growth_mb(warmup=100, iterations=200)
     assert growth < 15.0, f"RSS grew by {growth:.1f} MiB over 200 iterations"
