@@ -137,3 +137,18 @@ def test_zero_noise_config_gives_noise_free_observations():
     env = LocomotionEnv(cfg)
     obs = env.reset(seed=0)["policy"]
     assert torch.allclose(obs[:, 6:9], torch.tensor([0.0, 0.0, -1.0]).expand(4, 3), atol=1e-6)  # upright at reset
+
+
+def test_nan_state_is_detected_reset_and_marked_invalid(env):
+    """NaN velocities in two envs: MuJoCo C resets them itself (warning counters), MJX leaves NaN (isfinite)."""
+    env.reset(seed=6)
+    mask = torch.zeros(N, dtype=torch.bool)
+    mask[[2, 9]] = True
+    env.physics.set_velocity(mask, torch.full((N, env.model.nv), float("nan")))
+    obs, rew, term, trunc, info = env.step(torch.zeros(N, 12))
+    assert torch.equal(info["invalid"].cpu(), mask) and torch.equal(term.cpu(), mask)
+    assert torch.isfinite(obs["policy"]).all() and torch.isfinite(rew).all() and (rew[mask] == 0).all()
+    assert info["log"]["diverged"].item() == 2 / N
+    obs, rew, term, trunc, info = env.step(torch.zeros(N, 12))
+    r = env.physics.read()
+    assert torch.isfinite(r.qpos).all() and torch.isfinite(r.qvel).all() and not info["invalid"].any()

@@ -416,9 +416,9 @@ def main() -> int:
         (tmp / "junk.onnx").write_bytes(b"not an onnx file")
         ok = Counter()
         failures = []
-        for script, argv, expected in CLI_CASES:
+        for i, (script, argv, expected) in enumerate(CLI_CASES):
             argv = [a.format(ckpt=good, junk=tmp / "junk.onnx") for a in argv]
-            workdir = tmp / f"cli_{len(ok) + len(failures)}"
+            workdir = tmp / f"cli_{i}"
             workdir.mkdir()
             result = run_cli(script, argv, workdir)
             if one_line_error(result, expected):
