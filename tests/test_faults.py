@@ -6,6 +6,8 @@ from __future__ import annotations
 import dataclasses
 import random
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -154,12 +156,13 @@ def test_resume_picks_the_newest_checkpoint_that_verifies(tmp_path, capsys):
 
 
 def test_sigkill_at_random_moments_loses_at_most_one_save_interval(tmp_path):
-    """Kill a training process (saving every iteration, so kills land in saves too) 5 times; every time the newest
-    checkpoint verifies, is at most one iteration behind the last one logged, and the next round resumes from it."""
+    """Kill a training process (saving every iteration) 6 times, every other time as soon as a save's temporary file
+    appears; every time the newest checkpoint verifies, is at most one iteration behind the last one logged, and the
+    next round resumes from it."""
     rng = random.Random(0)
     run = tmp_path / "run"
-    for round_ in range(5):
-        r = kill_round(run, resume=round_ > 0, rng=rng)
+    for round_ in range(6):
+        r = kill_round(run, resume=round_ > 0, rng=rng, during_save=round_ % 2 == 1)
         assert r["logged"] - 1 <= r["checkpoint"] <= r["logged"], (round_, r)
     # The TensorBoard curves of the killed processes are on disk up to the last logged iteration.
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
@@ -171,7 +174,12 @@ def test_sigkill_at_random_moments_loses_at_most_one_save_interval(tmp_path):
         if "Loss/value" in acc.Tags()["scalars"]:
             steps |= {e.step for e in acc.Scalars("Loss/value")}
     assert max(steps) >= r["env_steps"]
-    assert not list((run / "checkpoints").glob(".*.tmp"))  # resume removed the temporaries of killed saves
+    # A last, uninterrupted resume finishes and clears the temporary files that killed saves left.
+    proc = subprocess.run([sys.executable, str(ROOT / "train.py"), "--resume", str(run), "--quiet", "--max-iterations",
+                           str(r["checkpoint"] + 1)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert ckpt.load_newest(run)[1]["iteration"] == r["checkpoint"] + 1
+    assert not list((run / "checkpoints").glob(".*.tmp"))
 
 
 def test_sigint_saves_a_final_checkpoint_and_exits_cleanly(tmp_path):

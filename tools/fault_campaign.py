@@ -208,8 +208,8 @@ def try_checkpoint(path: Path, good_checksum: str, workdir: Path, marker: Path) 
 
     outcomes = set()
     for script, argv in (("play", ["--checkpoint", str(path), "--episodes", "1", "--task", "CartPole-v1"]),
-                         ("train", ["--resume", str(path), "--run-dir", str(workdir / "resumed"), "--quiet",
-                                    "--max-iterations", "2"])):
+                         ("train", ["--resume", str(path), "--task", "CartPole-v1", "--run-dir", str(workdir / "resumed"),
+                                    "--quiet", "--max-iterations", "2"])):
         err = io.StringIO()
         with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
             try:
@@ -301,13 +301,19 @@ def wait_for_iterations(proc: subprocess.Popen, reader: _Reader, n: int, timeout
         raise RuntimeError(f"training child made no progress: {proc.stderr.read() if proc.stderr else ''}")
 
 
-def kill_round(run: Path, resume: bool, rng: random.Random) -> dict[str, Any]:
-    """Start (or resume) training, SIGKILL it at a random moment; what the newest verifying checkpoint holds."""
+def kill_round(run: Path, resume: bool, rng: random.Random, during_save: bool = False) -> dict[str, Any]:
+    """Start (or resume) training and SIGKILL it: at a random moment, or (``during_save``) as soon as a checkpoint's
+    temporary file appears in the folder. Returns what the newest verifying checkpoint holds."""
     from rl_core import checkpoint as ckpt
 
     proc, reader = start_training(run, resume)
     wait_for_iterations(proc, reader, 2)
-    time.sleep(rng.uniform(0.0, 0.4))
+    if during_save:
+        folder, deadline = run / "checkpoints", time.time() + 30
+        while time.time() < deadline and not any(e.name.endswith(".tmp") for e in os.scandir(folder)):
+            pass
+    else:
+        time.sleep(rng.uniform(0.0, 0.4))
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     reader.join(timeout=10)
@@ -478,12 +484,15 @@ def main() -> int:
                      f"{stops}/{args.repeats} stopped with one line naming the iteration and the last good checkpoint; "
                      "that update skipped; no non-finite checkpoint written"))
 
-        kills = [kill_round(tmp / "killed", resume=i > 0, rng=rng) for i in range(args.repeats)]
-        within = sum(r["logged"] - 1 <= r["checkpoint"] <= r["logged"] for r in kills)
-        mid = sum(r["mid_save"] for r in kills)
-        rows.append(("SIGKILL at a random moment, a save every iteration, then --resume", args.repeats,
-                     f"{within}/{args.repeats} resumed, at most 1 iteration (one save interval) lost; {mid} kills landed "
-                     "inside a save"))
+        for during_save in (False, True):
+            kills = [kill_round(tmp / f"killed_{during_save}", resume=i > 0, rng=rng, during_save=during_save)
+                     for i in range(args.repeats)]
+            within = sum(r["logged"] - 1 <= r["checkpoint"] <= r["logged"] for r in kills)
+            mid = sum(r["mid_save"] for r in kills)
+            when = "as soon as a save's temporary file appears" if during_save else "at a random moment"
+            rows.append((f"SIGKILL {when} (a save every iteration), then --resume", args.repeats,
+                         f"{within}/{args.repeats} resumed, at most 1 iteration (one save interval) lost; {mid} of the "
+                         "kills left a half-written temporary file (removed by the resume)"))
 
         sigints = [sigint_round(tmp / f"sigint_{i}") for i in range(max(1, args.repeats // 2))]
         clean = sum(r["code"] == 130 and r["saved_line"] and r["checkpoint"] >= r["logged"] and "Traceback" not in r["stderr"]

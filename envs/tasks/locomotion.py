@@ -96,7 +96,8 @@ class LocomotionEnv:
         """Base velocities and gravity in the body frame, joint states, feet: what rewards and observations use."""
         quat = r.qpos[:, 3:7]
         N = quat.shape[0]
-        gravity = torch.tensor([0.0, 0.0, -1.0], device=quat.device).expand(N, 3)
+        gravity = torch.zeros(N, 3, device=quat.device)  # filled on the device: a tensor from a list is a host copy
+        gravity[:, 2] = -1.0
         sd = r.sensordata
         return {
             "lin_vel_b": rotate_inverse(quat, r.qvel[:, 0:3]),
