@@ -181,9 +181,8 @@ class OnPolicyRunner:
             return
         what = (f"non-finite loss or gradient in {bad_updates} of {int(scalars['Loss/minibatch_updates'])} minibatch "
                 "updates (their optimizer steps were skipped)" if bad_updates else "non-finite policy parameters")
-        last = self.last_checkpoint if self.last_checkpoint is not None else "none saved yet"
         raise TrainingFault(f"training stopped at iteration {self.iteration}: {what}; nothing was saved after it; "
-                            f"last good checkpoint: {last}")
+                            f"last good checkpoint: {self.last_checkpoint or 'none saved yet'}")
 
     def _parameters_finite(self) -> torch.Tensor:
         """One device flag: every parameter and normalizer statistic is finite."""
