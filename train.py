@@ -117,9 +117,26 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 def train(args: argparse.Namespace) -> int:
     spec, cfg, data, ckpt_path = resolve_config(args)
 
+    import dataclasses
+
+    from rl_core import distributed
+
+    if distributed.launched_by_torchrun():  # one process per rank; rank 0 alone writes and prints
+        device = distributed.init_from_environment(cfg.runner.device)
+        cfg = dataclasses.replace(cfg, runner=dataclasses.replace(cfg.runner, device=device))
+    try:
+        return _train(args, spec, cfg, data, ckpt_path, distributed.is_main())
+    finally:
+        distributed.shutdown()
+
+
+def _train(args: argparse.Namespace, spec: Any, cfg: Any, data: dict | None, ckpt_path: Path | None, main: bool) -> int:
     from rl_core import checkpoint as ckpt
+    from rl_core import distributed
     from rl_core.config_io import dump_yaml
     from rl_core.runner import OnPolicyRunner
+
+    say = print if main else (lambda *a, **k: None)
 
     if args.run_dir:
         run_dir = Path(args.run_dir)
@@ -127,35 +144,39 @@ def train(args: argparse.Namespace) -> int:
         run_dir = ckpt_path.parent.parent if ckpt_path.parent.name == "checkpoints" else ckpt_path.parent
     else:
         run_dir = Path("runs") / spec.name / time.strftime("%Y%m%d-%H%M%S")
-    try:
-        run_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise UserError(f"--run-dir={str(run_dir)!r} cannot be created: {e.strerror}") from None
-    tmp = run_dir / ".config.yaml.tmp"  # replaced in one step: a crash never leaves half a config
-    tmp.write_text(f"# task: {spec.name}\n" + dump_yaml(cfg))
-    tmp.replace(run_dir / "config.yaml")
+    if main:
+        try:
+            run_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise UserError(f"--run-dir={str(run_dir)!r} cannot be created: {e.strerror}") from None
+        tmp = run_dir / ".config.yaml.tmp"  # replaced in one step: a crash never leaves half a config
+        tmp.write_text(f"# task: {spec.name}\n" + dump_yaml(cfg))
+        tmp.replace(run_dir / "config.yaml")
 
     import torch
 
     env = spec.make_env(cfg.env, torch.device(cfg.runner.device))
     try:
-        runner = OnPolicyRunner(env, cfg, task=spec.name, run_dir=run_dir, quiet=args.quiet)
+        runner = OnPolicyRunner(env, cfg, task=spec.name, run_dir=run_dir, quiet=args.quiet or not main)
         if data is not None:
             runner.load_state_dict(data, source=str(ckpt_path))
             runner.last_checkpoint = ckpt_path
-            ckpt.remove_stale_temporaries(ckpt_path.parent)
-            print(f"resumed from {ckpt_path} at iteration {runner.iteration}", flush=True)
-        print(f"training {spec.name}: {cfg.env.num_envs} envs x {cfg.runner.num_steps_per_env} steps, "
-              f"{runner.total_iterations} iterations, run folder {run_dir}", flush=True)
+            if main:
+                ckpt.remove_stale_temporaries(ckpt_path.parent)
+            say(f"resumed from {ckpt_path} at iteration {runner.iteration}", flush=True)
+        ranks = distributed.world_size()
+        say(f"training {spec.name}: {cfg.env.num_envs} envs x {cfg.runner.num_steps_per_env} steps"
+            + (f" on each of {ranks} ranks" if ranks > 1 else "") + f", {runner.total_iterations} iterations, "
+            f"run folder {run_dir}", flush=True)
         try:
             summary = runner.learn()
         except KeyboardInterrupt:
-            print("stopped by Ctrl-C; resume with --resume " + str(run_dir), file=sys.stderr)
+            say("stopped by Ctrl-C; resume with --resume " + str(run_dir), file=sys.stderr)
             return 130
     finally:
         env.close()
     ret = summary["mean_episode_return"]
-    print(f"done: {summary['env_steps']:,} env steps in {summary['wall_time_s']:.1f} s "
+    say(f"done: {summary['env_steps']:,} env steps in {summary['wall_time_s']:.1f} s "
           f"({summary['samples_per_s']:,.0f} samples/s), mean episode return "
           f"{'n/a' if ret is None else f'{ret:.2f}'}; run folder {run_dir}", flush=True)
     return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from rl_core import distributed
 from rl_core.config import PPOConfig
 from rl_core.modules.actor_critic import ActorCritic
 from rl_core.storage import RolloutStorage
@@ -13,10 +14,11 @@ LR_MIN, LR_MAX = 1e-5, 1e-2
 
 
 def normalize(x: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
-    """Zero mean, unit (unbiased) std over the samples of weight 1; ``weights`` is 1 or 0 per sample."""
-    n = weights.sum()
-    mean = (x * weights).sum() / n.clamp(min=1.0)
-    var = ((x - mean).square() * weights).sum() / (n - 1.0).clamp(min=1.0)
+    """Zero mean, unit (unbiased) std over the samples of weight 1 (of every rank under torchrun)."""
+    sums = distributed.all_reduce_sum_(torch.stack([weights.sum(), (x * weights).sum()]))
+    n = sums[0]
+    mean = sums[1] / n.clamp(min=1.0)
+    var = distributed.all_reduce_sum_(((x - mean).square() * weights).sum()) / (n - 1.0).clamp(min=1.0)
     return (x - mean) / (var.sqrt() + 1e-8)
 
 
@@ -102,15 +104,18 @@ class PPO:
         critic_ids = {id(p) for p in critic}
         actor = [p for p in self.policy.parameters() if id(p) not in critic_ids]  # actor MLP, action std, ...
         groups = [actor, critic] if cfg.clip_grad_per_network else [actor + critic]
+        params = actor + critic
         sums: dict[str, torch.Tensor] = {}
         nonfinite = torch.zeros((), device=self.lr.device)
         count = 0
         for batch in storage.minibatches(cfg.num_mini_batches, cfg.num_learning_epochs, generator):
             loss, metrics = ppo_loss(self.policy, batch, cfg)
+            distributed.all_reduce_mean_(metrics["kl"])  # one learning rate on every rank
             if cfg.schedule == "adaptive":
                 self.lr.copy_(adaptive_lr(self.lr, metrics["kl"], cfg.desired_kl))
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()
+            distributed.average_gradients_(params)
             norms = [nn.utils.clip_grad_norm_(g, cfg.max_grad_norm) for g in groups]  # norms before clipping
             metrics["grad_norm"] = torch.linalg.vector_norm(torch.stack(norms))
             bad = ~(torch.isfinite(loss) & torch.isfinite(metrics["grad_norm"]))

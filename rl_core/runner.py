@@ -11,6 +11,7 @@ from typing import Any
 import torch
 
 from rl_core import checkpoint as ckpt
+from rl_core import distributed
 from rl_core.config import TrainConfig
 from rl_core.config_io import to_dict
 from rl_core.env_api import Obs, VecEnv, state_dict_of
@@ -22,6 +23,7 @@ from rl_core.ppo import PPO
 from rl_core.storage import RolloutStorage
 
 _RESUME_SEED_STRIDE = 1_000_003
+_RANK_SEED_STRIDE = 7_919
 
 
 class OnPolicyRunner:
@@ -29,13 +31,16 @@ class OnPolicyRunner:
 
     def __init__(self, env: VecEnv, cfg: TrainConfig, task: str, run_dir: str | Path | None = None, quiet: bool = False):
         self.env, self.cfg, self.task, self.quiet = env, cfg, task, quiet
-        self.run_dir = Path(run_dir) if run_dir is not None else None
+        # Only rank 0 writes (logs, checkpoints, summary) under torchrun.
+        self.run_dir = Path(run_dir) if run_dir is not None and distributed.is_main() else None
         rc = cfg.runner
         if rc.torch_threads:
             torch.set_num_threads(rc.torch_threads)
         self.device = torch.device(rc.device)
-        torch.manual_seed(rc.seed)
-        self.generator = torch.Generator(self.device).manual_seed(rc.seed)
+        torch.manual_seed(rc.seed)  # the same initial policy on every rank
+        # Under torchrun each rank samples its own actions and its envs start from their own seeds.
+        self.rank_seed = rc.seed + _RANK_SEED_STRIDE * distributed.rank()
+        self.generator = torch.Generator(self.device).manual_seed(self.rank_seed)
 
         critic_dim = env.obs_dims.get("critic")
         self.policy = ActorCritic(env.obs_dims["policy"], critic_dim, env.action_spec, cfg.policy).to(self.device)
@@ -51,7 +56,7 @@ class OnPolicyRunner:
         self.env_steps = 0
         self.wall_time_s = 0.0
         self.obs: Obs | None = None
-        self._reset_seed = rc.seed
+        self._reset_seed = self.rank_seed
         N = env.num_envs
         self.ep_return = torch.zeros(N, device=self.device)
         self.ep_length = torch.zeros(N, device=self.device)
@@ -134,7 +139,7 @@ class OnPolicyRunner:
         if self.obs is None:
             self.obs = self._to_device(self.env.reset(seed=self._reset_seed))
         logger = Logger(self.run_dir, self.total_iterations, self.quiet) if self.run_dir is not None else None
-        batch = self.cfg.batch_size
+        batch = self.cfg.batch_size * distributed.world_size()  # samples of all ranks
         save_interval = self.cfg.runner.save_interval
         try:
             while self.iteration < end:
@@ -213,7 +218,8 @@ class OnPolicyRunner:
             explained_var.reshape(()), mean_std.reshape(()).to(self.device), self._invalid_count.float(),
             losses["nonfinite_updates"].float(), self._parameters_finite().float()]
         values += [v.float().reshape(()) for v in env_log.values()]
-        out = dict(zip(keys, torch.stack([v.to(self.device) for v in values]).tolist()))
+        stacked = distributed.all_reduce_mean_(torch.stack([v.to(self.device) for v in values]))  # means over ranks
+        out = dict(zip(keys, stacked.tolist()))
         if self.recent_returns:
             out["Episode/mean_return"] = sum(self.recent_returns) / len(self.recent_returns)
             out["Episode/mean_length"] = sum(self.recent_lengths) / len(self.recent_lengths)
@@ -272,14 +278,15 @@ class OnPolicyRunner:
         self.recent_returns.clear(); self.recent_returns.extend(ep["recent_returns"])
         self.recent_lengths.clear(); self.recent_lengths.extend(ep["recent_lengths"])
         load_env = getattr(self.env, "load_state_dict", None)
-        if data.get("env") is not None and callable(load_env):
+        # Under torchrun the checkpoint holds rank 0's envs only: every rank restarts its episodes instead.
+        if data.get("env") is not None and callable(load_env) and not distributed.active():
             load_env(data["env"])
             self.obs = self._to_device(data["obs"])
             self.ep_return.copy_(ep["ep_return"]); self.ep_length.copy_(ep["ep_length"])
         else:
             # Envs without checkpointable state restart their episodes from a seed tied to the iteration,
             # so resuming twice from one checkpoint gives identical runs.
-            self._reset_seed = self.cfg.runner.seed + _RESUME_SEED_STRIDE * self.iteration
+            self._reset_seed = self.rank_seed + _RESUME_SEED_STRIDE * self.iteration
             self.obs = None
             self.ep_return.zero_(); self.ep_length.zero_()
 

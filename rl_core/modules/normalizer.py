@@ -5,6 +5,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from rl_core import distributed
+
 
 class RunningNormalizer(nn.Module):
     """Normalizes ``x`` by running statistics; ``update`` merges a batch (Chan et al.); frozen unless updated.
@@ -22,11 +24,18 @@ class RunningNormalizer(nn.Module):
 
     @torch.no_grad()
     def update(self, x: torch.Tensor) -> None:
-        """Merge the statistics of a batch ``x`` of shape ``[..., *shape]``."""
+        """Merge the statistics of a batch ``x`` of shape ``[..., *shape]`` (under torchrun: of every rank's batch)."""
         x = x.reshape(-1, *self.mean.shape).to(torch.float64)
-        n = x.shape[0]
-        batch_mean = x.mean(0)
-        batch_var = x.var(0, unbiased=False)
+        if distributed.active():
+            sums = torch.stack([torch.full_like(self.mean, x.shape[0]), x.sum(0), x.square().sum(0)])
+            distributed.all_reduce_sum_(sums)
+            n = sums[0].flatten()[0]
+            batch_mean = sums[1] / n
+            batch_var = (sums[2] / n - batch_mean.square()).clamp(min=0.0)
+        else:
+            n = x.shape[0]
+            batch_mean = x.mean(0)
+            batch_var = x.var(0, unbiased=False)
         total = self.count + n
         delta = batch_mean - self.mean
         self.mean += delta * (n / total)
