@@ -11,6 +11,7 @@ env / raw is the share of the physics speed that the task logic keeps.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -38,6 +39,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--device", default="cpu")
     p.add_argument("--num-envs", type=int, nargs="+", default=[2048])
     p.add_argument("--steps", type=int, default=50, help="control steps timed per measurement")
+    p.add_argument("--json", type=Path, default=None, help="also write the results to this file")
     args = p.parse_args(argv)
 
     from envs.robots import quadruped as robot
@@ -47,6 +49,7 @@ def main(argv: list[str] | None = None) -> None:
     device = torch.device(args.device)
     print(f"| backend | device | envs | raw physics steps/s | env steps/s (samples/s) | env / raw |")
     print("|---|---|---|---|---|---|")
+    rows = []
     for n in args.num_envs:
         t0 = time.perf_counter()
         env = LocomotionEnv(LocomotionEnvConfig(num_envs=n, backend=args.backend), device)
@@ -59,7 +62,12 @@ def main(argv: list[str] | None = None) -> None:
         substeps = env.cfg.decimation
         print(f"| {args.backend} | {device} | {n} | {n * substeps / raw:,.0f} | {n / full:,.0f} | {raw / full:.2f} |"
               f"  (setup incl. compile {setup:.0f} s)", flush=True)
+        rows.append({"backend": args.backend, "device": str(device), "num_envs": n,
+                     "raw_physics_steps_per_s": n * substeps / raw, "env_samples_per_s": n / full,
+                     "env_over_raw_control_steps": raw / full})
         env.close()
+    if args.json is not None:
+        args.json.write_text(json.dumps(rows, indent=2) + "\n")
 
 
 if __name__ == "__main__":

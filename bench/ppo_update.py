@@ -77,9 +77,9 @@ def random_step(N: int, device: torch.device, gen: torch.Generator) -> tuple[tor
 
 # ------------------------------------------------------------------------------------------------- rl_core
 def setup_rl_core(T: int, N: int, obs_dim: int, act_dim: int, hidden: list[int], device: torch.device,
-                  seed: int) -> Callable[[], None]:
+                  seed: int, compile: bool = False) -> Callable[[], None]:
     pcfg = PolicyConfig(actor_hidden_dims=tuple(hidden), critic_hidden_dims=tuple(hidden), activation="elu")
-    cfg = PPOConfig(**HP)  # type: ignore[arg-type]
+    cfg = PPOConfig(**HP, compile=compile)  # type: ignore[arg-type]
     policy = ActorCritic(obs_dim, None, ActionSpec(discrete=False, n=act_dim), pcfg).to(device)
     alg = PPO(policy, cfg, total_iterations=1, device=device)
     head = policy.head
@@ -155,6 +155,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--device", default="cpu")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", type=Path, default=None, help="also write the results to this file")
+    p.add_argument("--compile", action="store_true", help="also time rl_core with algorithm.compile=true (torch.compile)")
     args = p.parse_args(argv)
     if args.repeats < 1:
         p.error("--repeats must be >= 1")
@@ -184,6 +185,8 @@ def main(argv: list[str] | None = None) -> None:
         "rl_core": setup_rl_core(T, N, args.obs_dim, args.actions, hidden, device, args.seed),
         "rsl_rl": setup_rsl_rl(T, N, args.obs_dim, args.actions, hidden, device, args.seed),
     }
+    if args.compile:
+        runs["rl_core+compile"] = setup_rl_core(T, N, args.obs_dim, args.actions, hidden, device, args.seed, compile=True)
     peak = matmul_peak_gflops(device)
     times: dict[str, list[float]] = {name: [] for name in runs}
     for rep in range(args.repeats + 1):  # rep 0 is the warm-up; libraries alternate to share any CPU noise
@@ -204,15 +207,17 @@ def main(argv: list[str] | None = None) -> None:
         results[name] = {"median_s": med, "times_s": ts, "gflops": flops / med / 1e9,
                          "pct_of_peak": 100.0 * flops / med / 1e9 / peak}
     ratio = results["rsl_rl"]["median_s"] / results["rl_core"]["median_s"]
+    ratios = {name: results["rsl_rl"]["median_s"] / r["median_s"] for name, r in results.items() if name != "rsl_rl"}
 
     print(f"PPO update: {N} envs x {T} steps, {HP['num_learning_epochs']} epochs x {HP['num_mini_batches']} minibatches, "
           f"obs {args.obs_dim}, actions {args.actions}, hidden {hidden}, device {device}, "
           f"threads {torch.get_num_threads()}, {args.repeats} timed runs each")
     print(f"model FLOPs per update {flops / 1e9:.1f} GFLOP; fp32 matmul peak {peak:.1f} GFLOP/s")
-    print(f"{'library':<10}{'median s':>10}{'GFLOP/s':>10}{'% peak':>9}")
+    print(f"{'library':<16}{'median s':>10}{'GFLOP/s':>10}{'% peak':>9}")
     for name, r in results.items():
-        print(f"{name:<10}{r['median_s']:>10.3f}{r['gflops']:>10.1f}{r['pct_of_peak']:>8.1f}%")
-    print(f"ratio rsl_rl/rl_core = {ratio:.2f}x")
+        print(f"{name:<16}{r['median_s']:>10.3f}{r['gflops']:>10.1f}{r['pct_of_peak']:>8.1f}%")
+    for name, x in ratios.items():
+        print(f"ratio rsl_rl/{name} = {x:.2f}x")
 
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)
@@ -220,7 +225,7 @@ def main(argv: list[str] | None = None) -> None:
             "config": {"num_envs": N, "steps": T, "obs_dim": args.obs_dim, "actions": args.actions, "hidden": hidden,
                        "device": str(device), "threads": torch.get_num_threads(), "repeats": args.repeats, **HP},
             "torch": torch.__version__, "rsl_rl": found, "update_gflop": flops / 1e9, "peak_gflops": peak,
-            "results": results, "ratio_rsl_rl_over_rl_core": ratio,
+            "results": results, "ratio_rsl_rl_over_rl_core": ratio, "ratios": ratios,
         }, indent=2) + "\n")
 
 

@@ -105,6 +105,8 @@ class PPOConfig:
     """Scale rewards by the running std of the discounted return (VecNormalize style) for learning only."""
     adam_eps: float = 1e-5
     """Adam epsilon."""
+    compile: bool = False
+    """torch.compile the loss and its backward pass (same math; tens of seconds of compilation first)."""
 
     def __post_init__(self) -> None:
         check_types(self, "algorithm.")

@@ -88,6 +88,12 @@ class PPO:
         # and the optimizer state untouched, decided on the device with no host sync.
         self.found_inf = torch.zeros((), device=device)
         self.optimizer.found_inf = self.found_inf
+        self._loss_backward = torch.compile(self._loss_and_backward) if cfg.compile else self._loss_and_backward
+
+    def _loss_and_backward(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        loss, metrics = ppo_loss(self.policy, batch, self.cfg)
+        loss.backward()
+        return loss.detach(), metrics
 
     def set_iteration(self, iteration: int) -> None:
         """Apply the linear schedule for ``iteration`` (fixed and adaptive keep their own lr)."""
@@ -109,12 +115,11 @@ class PPO:
         nonfinite = torch.zeros((), device=self.lr.device)
         count = 0
         for batch in storage.minibatches(cfg.num_mini_batches, cfg.num_learning_epochs, generator):
-            loss, metrics = ppo_loss(self.policy, batch, cfg)
+            self.optimizer.zero_grad(set_to_none=True)
+            loss, metrics = self._loss_backward(batch)
             distributed.all_reduce_mean_(metrics["kl"])  # one learning rate on every rank
             if cfg.schedule == "adaptive":
                 self.lr.copy_(adaptive_lr(self.lr, metrics["kl"], cfg.desired_kl))
-            self.optimizer.zero_grad(set_to_none=True)
-            loss.backward()
             distributed.average_gradients_(params)
             norms = [nn.utils.clip_grad_norm_(g, cfg.max_grad_norm) for g in groups]  # norms before clipping
             metrics["grad_norm"] = torch.linalg.vector_norm(torch.stack(norms))

@@ -1,0 +1,76 @@
+"""End-to-end training throughput of a task: samples/s, the split between collection and learning, peak memory.
+
+    python bench/end_to_end.py [--task quadruped-flat] [--iterations 10] [--num-envs N] [--device cpu|cuda]
+
+Runs ``--iterations`` PPO iterations after ``--warmup`` (compilation, allocator) with the task's defaults and
+reports medians of the runner's own per-iteration timings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import resource
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+def main(argv: list[str] | None = None) -> dict:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--task", default="quadruped-flat")
+    p.add_argument("--iterations", type=int, default=10)
+    p.add_argument("--warmup", type=int, default=2)
+    p.add_argument("--num-envs", type=int)
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--json", type=Path, default=None, help="also write the results to this file")
+    args = p.parse_args(argv)
+
+    from envs.registry import get_task
+    from rl_core.runner import OnPolicyRunner
+
+    spec = get_task(args.task)
+    cfg = spec.default_config()
+    env_cfg = dataclasses.replace(cfg.env, num_envs=args.num_envs) if args.num_envs else cfg.env
+    cfg = dataclasses.replace(cfg, env=env_cfg, runner=dataclasses.replace(cfg.runner, device=args.device))
+    env = spec.make_env(cfg.env, torch.device(args.device))
+    runner = OnPolicyRunner(env, cfg, task=args.task, quiet=True)
+    runner.obs = runner._to_device(env.reset(seed=0))
+    collect_s, learn_s = [], []
+    for i in range(args.warmup + args.iterations):
+        t0 = time.perf_counter()
+        runner.alg.set_iteration(i)
+        runner.collect()
+        runner.storage.values.sum().item()  # wait for the device
+        t1 = time.perf_counter()
+        runner.alg.update(runner.storage, runner.generator)
+        runner.policy.head.mean_std().item()
+        t2 = time.perf_counter()
+        if i >= args.warmup:
+            collect_s.append(t1 - t0)
+            learn_s.append(t2 - t1)
+    env.close()
+    batch = cfg.batch_size
+    c, l = statistics.median(collect_s), statistics.median(learn_s)
+    result = {"task": args.task, "device": args.device, "num_envs": cfg.env.num_envs,
+              "steps_per_env": cfg.runner.num_steps_per_env, "samples_per_s": batch / (c + l),
+              "collection_s": c, "learning_s": l, "collection_share": c / (c + l),
+              "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+              "peak_cuda_mib": torch.cuda.max_memory_allocated() / 2**20 if args.device.startswith("cuda") else None}
+    print(f"{args.task} on {args.device}: {cfg.env.num_envs} envs x {cfg.runner.num_steps_per_env} steps: "
+          f"{result['samples_per_s']:,.0f} samples/s (collection {c:.2f} s, learning {l:.2f} s per iteration); "
+          f"peak RSS {result['peak_rss_mib']:.0f} MiB"
+          + (f", peak CUDA {result['peak_cuda_mib']:.0f} MiB" if result["peak_cuda_mib"] is not None else ""))
+    if args.json is not None:
+        args.json.write_text(json.dumps(result, indent=2) + "\n")
+    return result
+
+
+if __name__ == "__main__":
+    main()
