@@ -8,7 +8,7 @@ from torch import nn
 from rl_core import distributed
 from rl_core.config import PPOConfig
 from rl_core.modules.actor_critic import ActorCritic
-from rl_core.storage import RolloutStorage
+from rl_core.storage import RolloutStorage, gather
 
 LR_MIN, LR_MAX = 1e-5, 1e-2
 
@@ -90,8 +90,10 @@ class PPO:
         self.optimizer.found_inf = self.found_inf
         self._loss_backward = torch.compile(self._loss_and_backward) if cfg.compile else self._loss_and_backward
 
-    def _loss_and_backward(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-        loss, metrics = ppo_loss(self.policy, batch, self.cfg)
+    def _loss_and_backward(self, flat: dict[str, torch.Tensor], idx: torch.Tensor
+                           ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """Gather one minibatch, compute the loss and its gradients (compiled as one graph when cfg.compile)."""
+        loss, metrics = ppo_loss(self.policy, gather(flat, idx), self.cfg)
         loss.backward()
         return loss.detach(), metrics
 
@@ -114,9 +116,10 @@ class PPO:
         sums: dict[str, torch.Tensor] = {}
         nonfinite = torch.zeros((), device=self.lr.device)
         count = 0
-        for batch in storage.minibatches(cfg.num_mini_batches, cfg.num_learning_epochs, generator):
+        flat = storage.flat()
+        for idx in storage.minibatch_indices(cfg.num_mini_batches, cfg.num_learning_epochs, generator):
             self.optimizer.zero_grad(set_to_none=True)
-            loss, metrics = self._loss_backward(batch)
+            loss, metrics = self._loss_backward(flat, idx)
             distributed.all_reduce_mean_(metrics["kl"])  # one learning rate on every rank
             if cfg.schedule == "adaptive":
                 self.lr.copy_(adaptive_lr(self.lr, metrics["kl"], cfg.desired_kl))

@@ -66,11 +66,9 @@ class RolloutStorage:
         self.advantages, self.returns = compute_gae(self.rewards, self.values, self.terminated, self.truncated,
                                                     self.final_values, last_values, gamma, lam)
 
-    def minibatches(self, num_mini_batches: int, num_epochs: int, generator: torch.Generator | None
-                    ) -> Iterator[dict[str, torch.Tensor]]:
-        """Every sample exactly once per epoch, in a fresh random order each epoch (flattened after GAE)."""
+    def flat(self) -> dict[str, torch.Tensor]:
+        """Views of the rollout with time and envs flattened into one sample axis ``[T * N, ...]``."""
         B = self.T * self.N
-        size = B // num_mini_batches
         flat = {
             "obs": self.obs.reshape(B, -1),
             "actions": self.actions.reshape(B, -1),
@@ -83,10 +81,28 @@ class RolloutStorage:
         }
         if self.critic_obs is not None:
             flat["critic_obs"] = self.critic_obs.reshape(B, -1)
+        return flat
+
+    def minibatch_indices(self, num_mini_batches: int, num_epochs: int, generator: torch.Generator | None
+                          ) -> Iterator[torch.Tensor]:
+        """Every sample exactly once per epoch, in a fresh random order each epoch: the indices of each minibatch."""
+        B = self.T * self.N
+        size = B // num_mini_batches
         for _ in range(num_epochs):
             perm = torch.randperm(B, generator=generator, device=generator.device if generator is not None else self.device)
             for i in range(num_mini_batches):
-                idx = perm[i * size:(i + 1) * size]
-                batch = {k: v[idx] for k, v in flat.items()}
-                batch.setdefault("critic_obs", batch["obs"])  # symmetric critic: no second gather
-                yield batch
+                yield perm[i * size:(i + 1) * size]
+
+    def minibatches(self, num_mini_batches: int, num_epochs: int, generator: torch.Generator | None
+                    ) -> Iterator[dict[str, torch.Tensor]]:
+        """The minibatches of ``minibatch_indices`` gathered (flattened after GAE)."""
+        flat = self.flat()
+        for idx in self.minibatch_indices(num_mini_batches, num_epochs, generator):
+            yield gather(flat, idx)
+
+
+def gather(flat: dict[str, torch.Tensor], idx: torch.Tensor) -> dict[str, torch.Tensor]:
+    """One minibatch; a symmetric critic reads the policy observations (no second gather)."""
+    batch = {k: v[idx] for k, v in flat.items()}
+    batch.setdefault("critic_obs", batch["obs"])
+    return batch
