@@ -87,7 +87,9 @@ def main() -> int:
                 f", peak CUDA {r['peak_cuda_mib']:.0f} MiB" if r["peak_cuda_mib"] is not None else "")
             rows.append((f"quadruped-flat training, {r['num_envs']} envs x {r['steps_per_env']} steps",
                          f"{r['samples_per_s']:,.0f} samples/s",
-                         f"collection {r['collection_s']:.2f} s + learning {r['learning_s']:.2f} s per iteration; {mem}"))
+                         f"collection {r['collection_s']:.2f} s + learning {r['learning_s']:.2f} s per iteration"
+                         + (f"; physics {r['physics_share']:.0%}, PPO update {r['learning_share']:.0%}, everything "
+                            f"else {r['other_share']:.0%}" if r.get("physics_share") else "") + f"; {mem}"))
     header = (f"Machine: {machine(args.device)}; {datetime.date.today()}; "
               f"commit {subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], cwd=ROOT, capture_output=True, text=True).stdout.strip()}"
               f"; `python -m bench --device {args.device}{' --quick' if args.quick else ''}`")
