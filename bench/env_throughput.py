@@ -42,12 +42,11 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--json", type=Path, default=None, help="also write the results to this file")
     args = p.parse_args(argv)
 
-    from envs.robots import quadruped as robot
     from envs.tasks.locomotion import LocomotionEnv
     from envs.tasks.locomotion_config import LocomotionEnvConfig
 
     device = torch.device(args.device)
-    print(f"| backend | device | envs | raw physics steps/s | env steps/s (samples/s) | env / raw |")
+    print("| backend | device | envs | raw physics steps/s | env steps/s (samples/s) | env / raw |")
     print("|---|---|---|---|---|---|")
     rows = []
     for n in args.num_envs:
