@@ -34,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run-dir", help="run folder (default runs/<task>/<date-time>; with --resume, the checkpoint's run folder)")
     p.add_argument("--resume", metavar="CHECKPOINT", help="checkpoint file or run folder (newest checkpoint) to continue from")
     p.add_argument("--list-tasks", action="store_true", help="list registered tasks and exit")
+    p.add_argument("--logger", choices=("tensorboard", "wandb", "both"), help="runner.logger (W&B offline: WANDB_MODE=offline)")
     p.add_argument("--quiet", action="store_true", help="no per-iteration console line")
     p.add_argument("--debug", action="store_true", help="show tracebacks instead of one-line errors")
     p.add_argument("overrides", nargs="*", metavar="section.field=value", help="config overrides, e.g. algorithm.gamma=0.98")
@@ -62,7 +63,7 @@ def resolve_config(args: argparse.Namespace) -> tuple[Any, Any, dict | None, Pat
         key, value = parse_override(text)
         overrides[key] = value
     for key, value in (("runner.seed", args.seed), ("env.num_envs", args.num_envs), ("runner.device", args.device),
-                       ("runner.max_env_steps", args.max_env_steps)):
+                       ("runner.logger", args.logger), ("runner.max_env_steps", args.max_env_steps)):
         if value is not None:
             overrides[key] = value
     if args.max_iterations is not None:
@@ -70,7 +71,15 @@ def resolve_config(args: argparse.Namespace) -> tuple[Any, Any, dict | None, Pat
         overrides["runner.max_env_steps"] = None
     cfg = apply_overrides(cfg, overrides)
     _check_device(cfg.runner.device)
+    _check_logger(cfg.runner.logger)
     return spec, cfg, data, ckpt_path
+
+
+def _check_logger(logger: str) -> None:
+    import importlib.util
+
+    if logger in ("wandb", "both") and importlib.util.find_spec("wandb") is None:
+        raise UserError(f"config error: runner.logger={logger!r} needs the wandb package: pip install -e '.[wandb]'")
 
 
 def _check_device(device: str) -> None:

@@ -51,6 +51,9 @@ class PolicyConfig:
     """Normalize observations by running mean/variance; the statistics are saved and exported with the policy."""
     obs_clip: float = 10.0
     """Normalized observations are clipped to [-obs_clip, obs_clip]."""
+    distribution: Literal["gaussian", "squashed_gaussian"] = "gaussian"
+    """Continuous actions: gaussian (the env clips samples to its bounds) or squashed_gaussian (tanh of a Gaussian
+    scaled to the action bounds, exact log-probability; bounds [-1, 1] where the env gives none)."""
     orthogonal_init: bool = True
     """Orthogonal weight init (gain sqrt(2) hidden, 0.01 actor output, 1.0 critic output); else torch defaults (rsl_rl)."""
 
@@ -144,6 +147,11 @@ class RunnerConfig:
     """Torch intra-op threads (0: torch's default, i.e. all cores)."""
     log_window: int = 100
     """Episode statistics are means over the last this many finished episodes."""
+    logger: Literal["tensorboard", "wandb", "both"] = "tensorboard"
+    """Where scalars go besides the console: TensorBoard files in the run folder, a Weights & Biases run (in
+    <run folder>/wandb; WANDB_MODE=offline works without an account, `wandb sync` uploads later), or both."""
+    wandb_project: str = "legged-mjx"
+    """W&B project of the run (logger wandb or both)."""
 
     def __post_init__(self) -> None:
         check_types(self, "runner.")

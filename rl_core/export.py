@@ -44,11 +44,12 @@ class InferencePolicy(nn.Module):
         super().__init__()
         self.normalizer = policy.obs_normalizer
         self.actor = policy.actor
+        self.head = policy.head
         self.discrete = policy.action_spec.discrete
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         out = self.actor(self.normalizer(obs))
-        return out.argmax(-1) if self.discrete else out
+        return out.argmax(-1) if self.discrete else self.head.mode(self.head.params(out))
 
 
 def _probe_observations(policy: ActorCritic, n: int, seed: int) -> torch.Tensor:

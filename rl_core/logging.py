@@ -1,25 +1,39 @@
-"""Per-iteration logging: one console line and TensorBoard scalars (flushed every iteration)."""
+"""Per-iteration logging: one console line, and TensorBoard scalars (flushed every iteration) and / or a
+Weights & Biases run with the resolved config."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-
-from torch.utils.tensorboard import SummaryWriter
+from typing import Any
 
 
 class Logger:
-    """Writes scalars to TensorBoard and a progress line to stdout."""
+    """Writes scalars to TensorBoard and / or W&B (``backend``) and a progress line to stdout."""
 
-    def __init__(self, run_dir: Path, total_iterations: int, quiet: bool = False):
-        self.writer = SummaryWriter(log_dir=str(run_dir))
+    def __init__(self, run_dir: Path, total_iterations: int, quiet: bool = False, backend: str = "tensorboard",
+                 config: dict[str, Any] | None = None, project: str = "legged-mjx"):
+        self.writer = None
+        self.wandb_run = None
+        if backend in ("tensorboard", "both"):
+            from torch.utils.tensorboard import SummaryWriter
+
+            self.writer = SummaryWriter(log_dir=str(run_dir))
+        if backend in ("wandb", "both"):
+            import wandb
+
+            self.wandb_run = wandb.init(project=project, dir=str(run_dir), name=run_dir.name, config=config or {},
+                                        id=_wandb_id(run_dir), resume="allow")
         self.total = total_iterations
         self.quiet = quiet
 
     def log(self, iteration: int, env_steps: int, scalars: dict[str, float], eta_s: float) -> None:
-        for name, value in scalars.items():
-            self.writer.add_scalar(name, value, env_steps)
-        self.writer.flush()
+        if self.writer is not None:
+            for name, value in scalars.items():
+                self.writer.add_scalar(name, value, env_steps)
+            self.writer.flush()
+        if self.wandb_run is not None:
+            self.wandb_run.log({**scalars, "iteration": iteration, "env_steps": env_steps}, step=env_steps)
         if self.quiet:
             return
         s = scalars
@@ -35,7 +49,22 @@ class Logger:
         print(line, flush=True, file=sys.stdout)
 
     def close(self) -> None:
-        self.writer.close()
+        if self.writer is not None:
+            self.writer.close()
+        if self.wandb_run is not None:
+            self.wandb_run.finish()
+
+
+def _wandb_id(run_dir: Path) -> str:
+    """One W&B run per run folder, so a --resume continues the same run; the id is kept in the folder."""
+    path = run_dir / "wandb_run_id.txt"
+    if path.exists():
+        return path.read_text().strip()
+    import secrets
+
+    run_id = secrets.token_hex(4)
+    path.write_text(run_id + "\n")
+    return run_id
 
 
 def _fmt(seconds: float) -> str:

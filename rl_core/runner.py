@@ -95,7 +95,7 @@ class OnPolicyRunner:
             values = policy.value(critic_n)
 
             next_obs, rewards, terminated, truncated, info = self.env.step(
-                actions.squeeze(-1).long() if discrete else actions)
+                actions.squeeze(-1).long() if discrete else head.env_action(actions))
             next_obs = self._to_device(next_obs)
             rewards, terminated, truncated = (x.to(self.device) for x in (rewards, terminated, truncated))
 
@@ -138,7 +138,9 @@ class OnPolicyRunner:
         end = self.total_iterations if num_iterations is None else min(self.total_iterations, self.iteration + num_iterations)
         if self.obs is None:
             self.obs = self._to_device(self.env.reset(seed=self._reset_seed))
-        logger = Logger(self.run_dir, self.total_iterations, self.quiet) if self.run_dir is not None else None
+        rc = self.cfg.runner
+        logger = (Logger(self.run_dir, self.total_iterations, self.quiet, rc.logger, to_dict(self.cfg), rc.wandb_project)
+                  if self.run_dir is not None else None)
         batch = self.cfg.batch_size * distributed.world_size()  # samples of all ranks
         save_interval = self.cfg.runner.save_interval
         try:

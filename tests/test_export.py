@@ -159,3 +159,21 @@ def test_non_legged_mjx_onnx_file_is_refused(tmp_path):
     (tmp_path / "junk.onnx").write_bytes(b"not a model")
     with pytest.raises(UserError, match="is not a readable ONNX model"):
         OnnxPolicy(tmp_path / "junk.onnx")
+
+
+def test_squashed_gaussian_export_gives_the_squashed_mean_in_env_units(tmp_path):
+    from rl_core.config import PolicyConfig
+    from rl_core.env_api import ActionSpec
+
+    torch.manual_seed(5)
+    policy = ActorCritic(3, None, ActionSpec(False, 1, low=(-2.0,), high=(2.0,)),
+                         PolicyConfig(distribution="squashed_gaussian")).eval()
+    with torch.no_grad():
+        policy.actor[-1].weight.mul_(2000.0)  # drive some means far into the saturation of tanh
+    err = export_onnx(policy, tmp_path / "p.onnx", {"format": "legged-mjx-policy/1", "obs_dim": 3})
+    assert err <= 1e-5
+    obs = torch.randn(500, 3) * 3
+    actions = OnnxPolicy(tmp_path / "p.onnx")(obs.numpy())
+    assert actions.min() >= -2.0 and actions.max() <= 2.0 and actions.max() > 1.9
+    with torch.no_grad():
+        np.testing.assert_allclose(actions, policy.act_inference(obs).numpy(), atol=1e-5)

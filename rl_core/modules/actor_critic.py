@@ -7,7 +7,8 @@ from torch import nn
 
 from rl_core.config import PolicyConfig
 from rl_core.env_api import ActionSpec
-from rl_core.modules.distributions import CategoricalHead, GaussianHead
+from rl_core.errors import ConfigError
+from rl_core.modules.distributions import CategoricalHead, GaussianHead, SquashedGaussianHead
 from rl_core.modules.mlp import mlp
 from rl_core.modules.normalizer import RunningNormalizer
 
@@ -23,7 +24,14 @@ class ActorCritic(nn.Module):
         self.critic_obs_dim = critic_obs_dim if critic_obs_dim is not None else obs_dim
         self.head: GaussianHead | CategoricalHead
         if action_spec.discrete:
+            if cfg.distribution != "gaussian":
+                raise ConfigError("policy.distribution", cfg.distribution, "'gaussian' for a task with discrete actions "
+                                  "(a categorical head is used)")
             self.head = CategoricalHead(action_spec.n)
+        elif cfg.distribution == "squashed_gaussian":
+            n = action_spec.n
+            self.head = SquashedGaussianHead(n, cfg.init_noise_std, cfg.min_std, cfg.max_std,
+                                             action_spec.low or (-1.0,) * n, action_spec.high or (1.0,) * n)
         else:
             self.head = GaussianHead(action_spec.n, cfg.init_noise_std, cfg.min_std, cfg.max_std)
         self.actor = mlp(obs_dim, cfg.actor_hidden_dims, action_spec.n, cfg.activation, cfg.orthogonal_init, 0.01)

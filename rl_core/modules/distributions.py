@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -52,6 +53,10 @@ class GaussianHead(nn.Module):
     def mode(self, params: torch.Tensor) -> torch.Tensor:
         return self.split(params)[0]
 
+    def env_action(self, actions: torch.Tensor) -> torch.Tensor:
+        """What the env receives for a stored action (the env clips it to its bounds)."""
+        return actions
+
     def log_prob(self, params: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
         mean, std = self.split(params)
         z = (actions - mean) / std
@@ -69,6 +74,56 @@ class GaussianHead(nn.Module):
 
     def mean_std(self) -> torch.Tensor:
         return self.std().mean()
+
+
+class SquashedGaussianHead(GaussianHead):
+    """tanh of a diagonal Gaussian, scaled to the action bounds ``[low, high]`` (SAC's squashing, for PPO).
+
+    The rollout stores the pre-squash sample ``u`` (so log-probabilities and the KL stay exact and cheap);
+    the env receives ``env_action(u) = low + (tanh(u) + 1) / 2 * (high - low)``. The log-probability of the
+    squashed action is the Gaussian one minus the log-determinant of that map,
+    ``sum_i log((high_i - low_i) / 2) + log(1 - tanh(u_i)^2)``, the latter computed stably as
+    ``2 (log 2 - u - softplus(-2u))``. The KL between two squashed Gaussians equals the KL of the Gaussians (an
+    invertible map changes neither). The entropy has no closed form: it is the Gaussian entropy plus the
+    expected log-determinant, each dimension's expectation taken by Gauss-Hermite quadrature (deterministic
+    and differentiable).
+    """
+
+    _NODES, _WEIGHTS = (torch.tensor(x, dtype=torch.float32) for x in np.polynomial.hermite_e.hermegauss(16))
+    """Gauss-Hermite nodes and weights for expectations over a standard normal (16 points)."""
+
+    def __init__(self, num_actions: int, init_std: float, min_std: float, max_std: float,
+                 low: tuple[float, ...], high: tuple[float, ...]):
+        super().__init__(num_actions, init_std, min_std, max_std)
+        self.register_buffer("low", torch.tensor(low, dtype=torch.float32))
+        self.register_buffer("high", torch.tensor(high, dtype=torch.float32))
+
+    @staticmethod
+    def _log_one_minus_tanh_sq(u: torch.Tensor) -> torch.Tensor:
+        return 2.0 * (math.log(2.0) - u - torch.nn.functional.softplus(-2.0 * u))
+
+    def _log_det(self, u: torch.Tensor, nodes_last: bool = False) -> torch.Tensor:
+        """log |d env_action / d u| per dimension (``nodes_last``: ``u`` has a trailing quadrature-node axis)."""
+        log_scale = torch.log((self.high - self.low) / 2.0)
+        return (log_scale.unsqueeze(-1) if nodes_last else log_scale) + self._log_one_minus_tanh_sq(u)
+
+    def env_action(self, actions: torch.Tensor) -> torch.Tensor:
+        return self.low + (torch.tanh(actions) + 1.0) * 0.5 * (self.high - self.low)
+
+    def mode(self, params: torch.Tensor) -> torch.Tensor:
+        """The squashed mean, in env units."""
+        return self.env_action(self.split(params)[0])
+
+    def log_prob(self, params: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
+        return super().log_prob(params, actions) - self._log_det(actions).sum(-1)
+
+    def entropy(self, params: torch.Tensor) -> torch.Tensor:
+        mean, std = self.split(params)
+        nodes = self._NODES.to(mean.device, mean.dtype)
+        weights = (self._WEIGHTS / self._WEIGHTS.sum()).to(mean.device, mean.dtype)
+        u = mean.unsqueeze(-1) + std.unsqueeze(-1) * nodes  # [..., n, K]: E over N(mean, std) per dimension
+        expected_log_det = (self._log_det(u, nodes_last=True) * weights).sum(-1)
+        return super().entropy(params) + expected_log_det.sum(-1)
 
 
 class CategoricalHead(nn.Module):

@@ -1,0 +1,40 @@
+"""--logger wandb / both with WANDB_MODE=offline: a W&B run folder appears in the run folder and holds the scalars
+and the resolved config, with no account and no network; a resumed run continues the same W&B run."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+pytest.importorskip("wandb")
+
+
+def _train(*args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "WANDB_MODE": "offline", "WANDB_SILENT": "true"}
+    proc = subprocess.run([sys.executable, str(ROOT / "train.py"), "--quiet", *args], capture_output=True, text=True,
+                          env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def test_offline_wandb_run_holds_scalars_and_config(tmp_path):
+    run = tmp_path / "run"
+    _train("--task", "CartPole-v1", "--num-envs", "4", "--max-iterations", "3", "--run-dir", str(run), "--logger",
+           "both", "runner.num_steps_per_env=16", "algorithm.gamma=0.97")
+    runs = list((run / "wandb").glob("offline-run-*"))
+    assert len(runs) == 1
+    log = next(runs[0].glob("run-*.wandb")).read_bytes()
+    for key in (b"Loss/value", b"Episode/mean_return", b"Perf/samples_per_s", b"env_steps"):
+        assert key in log, key
+    assert b"gamma" in log and b"0.97" in log  # the resolved config
+    assert list(run.glob("events.out.tfevents.*"))  # and TensorBoard too ("both")
+    run_id = (run / "wandb_run_id.txt").read_text().strip()
+    assert run_id in runs[0].name
+    _train("--resume", str(run), "--max-iterations", "4", "--logger", "wandb")
+    assert (run / "wandb_run_id.txt").read_text().strip() == run_id  # the resumed run continues the same W&B run
+    assert all(run_id in p.name for p in (run / "wandb").glob("offline-run-*"))
