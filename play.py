@@ -35,6 +35,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--export-onnx", help="write the policy (normalizer + actor) to this ONNX file, checked")
     p.add_argument("--export-jit", help="write the policy to this TorchScript file, checked")
     p.add_argument("--sim2sim", help="run this exported ONNX file with onnxruntime in plain MuJoCo / Gymnasium")
+    p.add_argument("--wandb", action="store_true",
+                   help="log the metrics (and the --video) to the W&B run of the checkpoint's run folder")
     p.add_argument("--debug", action="store_true", help="show tracebacks instead of one-line errors")
     return p.parse_args(argv)
 
@@ -50,8 +52,13 @@ def validate(args: argparse.Namespace) -> None:
         raise UserError(f"--num-envs={args.num_envs} is not allowed; expected an integer >= 1")
     if args.video_seconds <= 0:
         raise UserError(f"--video-seconds={args.video_seconds} is not allowed; expected a number > 0")
+    if args.wandb:
+        import importlib.util
+
+        if importlib.util.find_spec("wandb") is None:
+            raise UserError("--wandb needs the wandb package: pip install -e '.[wandb]'")
     if args.checkpoint is None:
-        for flag in ("task", "num_envs", "backend", "video", "viewer", "export_onnx", "export_jit"):
+        for flag in ("task", "num_envs", "backend", "video", "viewer", "export_onnx", "export_jit", "wandb"):
             if getattr(args, flag):
                 raise UserError(f"--{flag.replace('_', '-')} needs --checkpoint (--sim2sim alone runs only the ONNX file)")
     for flag, suffix in (("video", ".mp4"), ("export_onnx", ".onnx"), ("json", ".json")):
@@ -81,6 +88,8 @@ def main(argv: list[str] | None = None) -> int:
             result = run_sim2sim(args.sim2sim, args.episodes, args.seed)
             metrics = {**metrics, "sim2sim": result} if metrics else result
         report(metrics)
+        if args.wandb:
+            log_to_wandb(args, metrics)
         if args.json:
             Path(args.json).parent.mkdir(parents=True, exist_ok=True)
             Path(args.json).write_text(json.dumps(metrics, indent=2) + "\n")
@@ -179,6 +188,26 @@ def report(metrics: dict[str, Any]) -> None:
         for b, r in enumerate(rows):
             line = f"    [{r['low']:+.2f}, {r['high']:+.2f}]  {_row(r)}"
             print(line + (f"  | {_row(sim_rows[b])}" if sim_rows else ""))
+
+
+def log_to_wandb(args: argparse.Namespace, metrics: dict[str, Any]) -> None:
+    """Resume the run folder's W&B run (train.py --logger wandb|both) and add the evaluation and the video."""
+    import wandb
+
+    from rl_core import checkpoint as ckpt
+
+    path, data = ckpt.load_newest(args.checkpoint)
+    run_dir = path.parent.parent if path.parent.name == "checkpoints" else path.parent
+    id_file = run_dir / "wandb_run_id.txt"
+    if not id_file.exists():
+        raise UserError(f"--wandb: {run_dir} has no W&B run (train it with --logger wandb or both)")
+    project = data["config"].get("runner", {}).get("wandb_project", "legged-mjx")
+    run = wandb.init(project=project, dir=str(run_dir), id=id_file.read_text().strip(), resume="allow")
+    scalars = {f"play/{k}": v for k, v in metrics.items() if isinstance(v, (int, float))}
+    if args.video:
+        scalars["play/video"] = wandb.Video(args.video, format="mp4")
+    run.log(scalars)
+    run.finish()
 
 
 def _row(r: dict[str, Any]) -> str:

@@ -38,3 +38,19 @@ def test_offline_wandb_run_holds_scalars_and_config(tmp_path):
     _train("--resume", str(run), "--max-iterations", "4", "--logger", "wandb")
     assert (run / "wandb_run_id.txt").read_text().strip() == run_id  # the resumed run continues the same W&B run
     assert all(run_id in p.name for p in (run / "wandb").glob("offline-run-*"))
+
+
+def test_play_adds_its_metrics_and_video_to_the_runs_wandb_run(tmp_path):
+    run = tmp_path / "run"
+    _train("--task", "CartPole-v1", "--num-envs", "4", "--max-iterations", "1", "--run-dir", str(run), "--logger", "wandb",
+           "runner.num_steps_per_env=16")
+    env = {**os.environ, "WANDB_MODE": "offline", "WANDB_SILENT": "true"}
+    video = tmp_path / "cartpole.mp4"
+    proc = subprocess.run([sys.executable, str(ROOT / "play.py"), "--checkpoint", str(run), "--episodes", "1", "--video",
+                           str(video), "--video-seconds", "0.3", "--wandb"], capture_output=True, text=True, env=env,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    run_id = (run / "wandb_run_id.txt").read_text().strip()
+    logs = b"".join(p.read_bytes() for p in (run / "wandb").glob(f"offline-run-*-{run_id}/run-*.wandb"))
+    assert b"play/mean_episode_return" in logs and b"play/video" in logs
+    assert list((run / "wandb").glob(f"offline-run-*-{run_id}/files/media/videos/play/*.mp4"))
