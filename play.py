@@ -197,7 +197,7 @@ def log_to_wandb(args: argparse.Namespace, metrics: dict[str, Any]) -> None:
     from rl_core import checkpoint as ckpt
 
     path, data = ckpt.load_newest(args.checkpoint)
-    run_dir = path.parent.parent if path.parent.name == "checkpoints" else path.parent
+    run_dir = ckpt.run_folder(path)
     id_file = run_dir / "wandb_run_id.txt"
     if not id_file.exists():
         raise UserError(f"--wandb: {run_dir} has no W&B run (train it with --logger wandb or both)")

@@ -150,7 +150,7 @@ def _train(args: argparse.Namespace, spec: Any, cfg: Any, data: dict | None, ckp
     if args.run_dir:
         run_dir = Path(args.run_dir)
     elif ckpt_path is not None:
-        run_dir = ckpt_path.parent.parent if ckpt_path.parent.name == "checkpoints" else ckpt_path.parent
+        run_dir = ckpt.run_folder(ckpt_path)
     else:
         run_dir = Path("runs") / spec.name / time.strftime("%Y%m%d-%H%M%S")
     if main:

@@ -100,6 +100,11 @@ def resolve_path(path: str | Path) -> Path:
     return path
 
 
+def run_folder(checkpoint: Path) -> Path:
+    """The run folder a checkpoint file belongs to (``<run>/checkpoints/model_<it>.pt`` or ``<run>/model_<it>.pt``)."""
+    return checkpoint.parent.parent if checkpoint.parent.name == "checkpoints" else checkpoint.parent
+
+
 def remove_stale_temporaries(folder: str | Path) -> int:
     """Delete the temporary files of saves that a crash interrupted (never a finished checkpoint); returns how many."""
     stale = list(Path(folder).glob(".model_*.pt.*.tmp"))
