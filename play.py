@@ -113,6 +113,8 @@ def play(args: argparse.Namespace) -> dict[str, Any]:
     task = args.task or data["task"]
     spec = get_task(task)
     ckpt.check_task(data, task, str(path))
+    if args.wandb:
+        _wandb_run_id(path)  # fail before the evaluation, not after it
     cfg = ckpt.read_config(data, spec.default_config(), str(path))
     env_cfg = dataclasses.replace(cfg.env, num_envs=args.num_envs or max(1, min(args.episodes, cfg.env.num_envs)))
     is_mujoco_task = hasattr(env_cfg, "backend")
@@ -197,17 +199,24 @@ def log_to_wandb(args: argparse.Namespace, metrics: dict[str, Any]) -> None:
     from rl_core import checkpoint as ckpt
 
     path, data = ckpt.load_newest(args.checkpoint)
-    run_dir = ckpt.run_folder(path)
-    id_file = run_dir / "wandb_run_id.txt"
-    if not id_file.exists():
-        raise UserError(f"--wandb: {run_dir} has no W&B run (train it with --logger wandb or both)")
     project = data["config"].get("runner", {}).get("wandb_project", "legged-mjx")
-    run = wandb.init(project=project, dir=str(run_dir), id=id_file.read_text().strip(), resume="allow")
+    run = wandb.init(project=project, dir=str(ckpt.run_folder(path)), id=_wandb_run_id(path), resume="allow")
     scalars = {f"play/{k}": v for k, v in metrics.items() if isinstance(v, (int, float))}
     if args.video:
         scalars["play/video"] = wandb.Video(args.video, format="mp4")
     run.log(scalars)
     run.finish()
+
+
+def _wandb_run_id(checkpoint: Path) -> str:
+    """The W&B run id that train.py --logger wandb|both kept in the checkpoint's run folder."""
+    from rl_core import checkpoint as ckpt
+
+    run_dir = ckpt.run_folder(checkpoint)
+    id_file = run_dir / "wandb_run_id.txt"
+    if not id_file.exists():
+        raise UserError(f"--wandb: {run_dir} has no W&B run (train it with --logger wandb or both)")
+    return id_file.read_text().strip()
 
 
 def _row(r: dict[str, Any]) -> str:

@@ -54,3 +54,14 @@ def test_play_adds_its_metrics_and_video_to_the_runs_wandb_run(tmp_path):
     logs = b"".join(p.read_bytes() for p in (run / "wandb").glob(f"offline-run-*-{run_id}/run-*.wandb"))
     assert b"play/mean_episode_return" in logs and b"play/video" in logs
     assert list((run / "wandb").glob(f"offline-run-*-{run_id}/files/media/videos/play/*.mp4"))
+
+
+def test_play_wandb_without_a_wandb_run_is_one_line_before_evaluating(tmp_path, capsys):
+    import play
+    from tests.helpers import make_runner, tiny_cartpole
+
+    make_runner(tiny_cartpole(iterations=1), run_dir=tmp_path).learn()
+    assert play.main(["--checkpoint", str(tmp_path), "--wandb"]) == 2
+    out, err = capsys.readouterr()
+    assert err.strip() == f"error: --wandb: {tmp_path} has no W&B run (train it with --logger wandb or both)"
+    assert "mean_episode_return" not in out  # nothing was evaluated
