@@ -131,7 +131,7 @@ def play(args: argparse.Namespace) -> dict[str, Any]:
     env = spec.make_env(env_cfg.for_evaluation(), torch.device("cpu"))
     try:
         ckpt.check_compatible(data, task, env, str(path))
-        policy = ActorCritic(env.obs_dims["policy"], env.obs_dims.get("critic"), env.action_spec, cfg.policy)
+        policy = ActorCritic.for_env(env, cfg.policy)
         policy.load_state_dict(data["policy"])
         policy.eval()
         export(args, task, data["iteration"], policy, env)

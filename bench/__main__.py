@@ -7,6 +7,8 @@
    matmul peak (bench/ppo_update.py; needs `pip install -e ".[bench]"`, skipped without rsl_rl).
 2. quadruped-flat env throughput vs raw stepping of its physics backend (bench/env_throughput.py).
 3. End-to-end training samples/s of quadruped-flat, collection vs learning, peak memory (bench/end_to_end.py).
+4. PPO update of the Atari CNN policy (CleanRL's batch: 8 envs x 128 steps) in samples/s and frames/s, vs a
+   plain float32 NCHW reference update (bench/cnn_update.py).
 Each runs in its own process, so their memory and threads do not mix.
 """
 
@@ -90,6 +92,13 @@ def main() -> int:
                          f"collection {r['collection_s']:.2f} s + learning {r['learning_s']:.2f} s per iteration"
                          + (f"; physics {r['physics_share']:.0%}, PPO update {r['learning_share']:.0%}, everything "
                             f"else {r['other_share']:.0%}" if r.get("physics_share") else "") + f"; {mem}"))
+        r = run("cnn_update.py", ["--device", args.device, "--repeats", repeats], tmp / "cnn.json")
+        if r:
+            res = r["results"]
+            rows.append(("Atari CNN PPO update, 8 envs x 128 steps, 4 epochs x 4 minibatches",
+                         f"{res['rl_core']['frames_per_s']:,.0f} frames/s ({res['rl_core']['samples_per_s']:,.0f} samples/s)",
+                         f"reference / rl_core {r['ratios']['rl_core']:.2f}x; frames stored as uint8: "
+                         f"{r['storage_mib']['uint8']:.0f} MiB vs {r['storage_mib']['float32']:.0f} MiB as float32"))
     header = (f"Machine: {machine(args.device)}; {datetime.date.today()}; "
               f"commit {subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], cwd=ROOT, capture_output=True, text=True).stdout.strip()}"
               f"; `python -m bench --device {args.device}{' --quick' if args.quick else ''}`")

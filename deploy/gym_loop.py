@@ -8,15 +8,23 @@ import gymnasium as gym
 import numpy as np
 
 from deploy.onnx_policy import OnnxPolicy
+from envs import atari_wrappers
 
 
 def run(policy: OnnxPolicy, episodes: int, seed: int) -> dict[str, Any]:
     """Episode ``k`` is reset with seed ``seed + k``; returns play.py's generic metrics."""
     meta = policy.metadata
     kwargs = {"max_episode_steps": meta["max_episode_steps"]} if meta.get("max_episode_steps") else {}
-    env = gym.make(meta["env_id"], **kwargs)
-    if len(env.observation_space.shape or ()) != 1:
-        env = gym.wrappers.FlattenObservation(env)
+    atari = meta.get("atari")
+    if atari is not None:  # the same per-game preprocessing as in training; whole games, raw score
+        atari_wrappers.register_ale()
+        env = gym.make(meta["env_id"], **kwargs, **atari_wrappers.make_kwargs(meta["env_id"]))
+        env = atari_wrappers.wrapper(atari["frame_skip"], atari["screen_size"], atari["noop_max"],
+                                     atari["frame_stack"], atari["fire_on_life_start"])(env)
+    else:
+        env = gym.make(meta["env_id"], **kwargs)
+        if len(env.observation_space.shape or ()) != 1:
+            env = gym.wrappers.FlattenObservation(env)
     returns, lengths, falls = [], [], []
     try:
         for k in range(episodes):

@@ -23,7 +23,7 @@ def _decode(value: str) -> Any:
 
 
 class OnnxPolicy:
-    """``policy(obs [batch, obs_dim] float32) -> actions``; ``policy.metadata`` holds the decoded metadata."""
+    """``policy(obs [batch, obs_dim] float32, or [batch, C, H, W] uint8 for pixels) -> actions``; ``policy.metadata`` holds the decoded metadata."""
 
     def __init__(self, path: str | Path):
         import onnxruntime as ort
@@ -41,6 +41,9 @@ class OnnxPolicy:
                             f"expected {FORMAT!r})")
         self.metadata = {k: _decode(v) for k, v in raw.items()}
         self.obs_dim = int(self.metadata["obs_dim"])
+        self.obs_shape = tuple(self.metadata.get("obs_shape", [self.obs_dim]))
+        self.obs_dtype = np.dtype(self.metadata.get("obs_dtype", "float32"))
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
-        return self.session.run(["actions"], {"obs": np.asarray(obs, dtype=np.float32).reshape(-1, self.obs_dim)})[0]
+        obs = np.asarray(obs, dtype=self.obs_dtype).reshape(-1, *self.obs_shape)
+        return self.session.run(["actions"], {"obs": obs})[0]

@@ -6,5 +6,7 @@
     tasks/      task logic in torch: locomotion.py (+ its config, reward terms, rotations)
     adapters/   rsl_rl.py: our envs under rsl_rl's OnPolicyRunner
     gym.py      any Gymnasium id as a batched env;  registry.py: task name -> env factory + default config
+    atari.py    ALE games as uint8 frame stacks (lost lives end the learner's episode, the game score is logged);
+                atari_wrappers.py: the per-game Gymnasium preprocessing, also used by deploy/ (no torch)
     video.py    offscreen MP4 frames, captions and gait plots;  recorders.py: play.py's video / viewer callbacks
 """

@@ -9,6 +9,7 @@ value of its true final observation.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any, Literal, Optional
 
 import gymnasium as gym
@@ -52,10 +53,26 @@ def _flatten_if_needed(env: gym.Env) -> gym.Env:
 
 
 class GymVecEnv:
-    """Batched Gymnasium env on the CPU; tensors are handed to the runner as float32 / bool torch tensors."""
+    """Batched Gymnasium env on the CPU; tensors are handed to the runner as float32 / bool torch tensors.
+
+    Subclasses (``envs.atari``) change the per-env wrappers, keep image observations as they are, and rewrite
+    rewards and done flags in ``_post_step``.
+    """
+
+    obs_dtype = torch.float32
+    """Element type of the observations handed to the runner."""
+
+    def _wrappers(self) -> list[Callable[[gym.Env], gym.Env]]:
+        """Wrappers applied to each sub-env (vector observations: flattened)."""
+        return [_flatten_if_needed]
+
+    def _make_kwargs(self) -> dict[str, Any]:
+        """Extra arguments of ``gym.make`` for each sub-env."""
+        return {}
 
     def __init__(self, cfg: GymEnvConfig, device: str | torch.device = "cpu"):
-        kwargs: dict[str, Any] = {}
+        self.cfg = cfg
+        kwargs: dict[str, Any] = self._make_kwargs()
         if cfg.max_episode_steps is not None:
             kwargs["max_episode_steps"] = cfg.max_episode_steps
         if cfg.render_mode is not None:
@@ -64,15 +81,15 @@ class GymVecEnv:
             self.vec = gym.make_vec(
                 cfg.env_id, num_envs=cfg.num_envs, vectorization_mode=cfg.vectorization,
                 vector_kwargs={"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP},
-                wrappers=[_flatten_if_needed], **kwargs)
+                wrappers=self._wrappers(), **kwargs)
         except gym.error.DependencyNotInstalled as e:
             raise UserError(f"task {cfg.env_id} needs an extra package: {str(e).splitlines()[0]}") from None
-        self.cfg = cfg
         self.num_envs = cfg.num_envs
         self.device = torch.device(device)
         obs_space = self.vec.single_observation_space
         act_space = self.vec.single_action_space
         self.obs_dims = {"policy": int(np.prod(obs_space.shape))}
+        self._obs_shape: tuple[int, ...] = (self.obs_dims["policy"],)
         if isinstance(act_space, gym.spaces.Discrete):
             self.action_spec = ActionSpec(discrete=True, n=int(act_space.n))
             self._low = self._high = None
@@ -85,8 +102,17 @@ class GymVecEnv:
         self._action_offset = int(getattr(act_space, "start", 0)) if self.action_spec.discrete else 0
         self.max_episode_steps = self.vec.spec.max_episode_steps if self.vec.spec is not None else None
 
-    def _obs(self, x: np.ndarray) -> Obs:
-        return {"policy": torch.as_tensor(np.asarray(x, dtype=np.float32).reshape(self.num_envs, -1), device=self.device)}
+    def _obs_array(self, x: Any) -> np.ndarray:
+        np_dtype = np.uint8 if self.obs_dtype == torch.uint8 else np.float32
+        return np.array(x, dtype=np_dtype, copy=True).reshape(-1, *self._obs_shape)
+
+    def _obs(self, x: Any) -> Obs:
+        return {"policy": torch.as_tensor(self._obs_array(x), device=self.device)}
+
+    def _post_step(self, rew: np.ndarray, term: np.ndarray, trunc: np.ndarray, info: dict[str, Any]
+                   ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+        """Rewards and terminated flags as the learner sees them, and extra info entries (none here)."""
+        return rew, term, {}
 
     def reset(self, seed: int | None = None) -> Obs:
         obs, _ = self.vec.reset(seed=seed)
@@ -101,13 +127,15 @@ class GymVecEnv:
         obs, rew, term, trunc, info = self.vec.step(a)
         term = np.asarray(term, dtype=bool)
         trunc = np.asarray(trunc, dtype=bool) & ~term
-        out_info: dict[str, Any] = {"final_obs": None}
+        rew, term, out_info = self._post_step(np.asarray(rew, dtype=np.float32), term, trunc, info)
+        trunc = trunc & ~term
+        out_info["final_obs"] = None
         if trunc.any():
-            final = np.array(obs, dtype=np.float32, copy=True).reshape(self.num_envs, -1)
+            final = self._obs_array(obs)
             for i in np.flatnonzero(trunc):
-                final[i] = np.asarray(info["final_obs"][i], dtype=np.float32).reshape(-1)
-            out_info["final_obs"] = self._obs(final)
-        return (self._obs(obs), torch.as_tensor(np.asarray(rew, dtype=np.float32), device=self.device),
+                final[i] = self._obs_array(info["final_obs"][i])[0]
+            out_info["final_obs"] = {"policy": torch.as_tensor(final, device=self.device)}
+        return (self._obs(obs), torch.as_tensor(rew, device=self.device),
                 torch.as_tensor(term, device=self.device), torch.as_tensor(trunc, device=self.device), out_info)
 
     def render_frames(self) -> Any:

@@ -51,6 +51,12 @@ def get_task(name: str) -> TaskSpec:
         return tasks[name]
     import gymnasium as gym
 
+    from envs.atari_wrappers import is_atari_id
+
+    if is_atari_id(name):
+        from configs.atari_tasks import atari_task
+
+        return atari_task(name)
     if name in gym.registry:
         from configs.gym_tasks import generic_gym_task
 

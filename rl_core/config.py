@@ -56,13 +56,25 @@ class PolicyConfig:
     scaled to the action bounds, exact log-probability; bounds [-1, 1] where the env gives none)."""
     orthogonal_init: bool = True
     """Orthogonal weight init (gain sqrt(2) hidden, 0.01 actor output, 1.0 critic output); else torch defaults (rsl_rl)."""
+    encoder: Literal["mlp", "cnn"] = "mlp"
+    """mlp: the MLPs read the observation vector; cnn: a Nature CNN turns uint8 images [C, H, W] (scaled by
+    1/255, no running normalizer) into features that the actor / critic MLPs read."""
+    share_encoder: bool = False
+    """cnn only: one CNN torso for actor and critic (CleanRL's Atari PPO), computed once per batch; else one each."""
+    cnn_feature_dim: int = 512
+    """cnn only: width of the CNN's output features."""
 
     def __post_init__(self) -> None:
         check_types(self, "policy.")
         for name in ("actor_hidden_dims", "critic_hidden_dims"):
             dims = getattr(self, name)
-            require(len(dims) >= 1 and all(d >= 1 for d in dims), f"policy.{name}", list(dims),
-                    "a non-empty list of integers >= 1")
+            require(all(d >= 1 for d in dims), f"policy.{name}", list(dims),
+                    "a list of integers >= 1 (empty: a linear layer on the observation / CNN features)")
+        require(self.encoder == "cnn" or not self.share_encoder, "policy.share_encoder", self.share_encoder,
+                "false unless policy.encoder is cnn")
+        require(self.encoder != "cnn" or not self.normalize_obs, "policy.normalize_obs", self.normalize_obs,
+                "false with policy.encoder=cnn (pixels are scaled by 1/255)")
+        require(self.cnn_feature_dim >= 1, "policy.cnn_feature_dim", self.cnn_feature_dim, "an integer >= 1")
         require(self.init_noise_std > 0, "policy.init_noise_std", self.init_noise_std, "a number > 0")
         require(self.min_std > 0, "policy.min_std", self.min_std, "a number > 0")
         require(self.max_std > self.min_std, "policy.max_std", self.max_std, f"a number > policy.min_std ({self.min_std})")

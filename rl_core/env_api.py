@@ -1,7 +1,9 @@
 """The batched environment contract that every env satisfies (rsl_rl-compatible in spirit).
 
 Observations are a dict of tensors ``[num_envs, dim]`` on ``env.device``: group ``"policy"`` always, group
-``"critic"`` when the critic sees more than the actor (asymmetric actor-critic). ``step`` returns the done
+``"critic"`` when the critic sees more than the actor (asymmetric actor-critic). Pixel envs give
+``[num_envs, C, H, W]`` uint8 images instead and say so with ``obs_shapes`` and ``obs_dtype`` (optional
+attributes; vector envs leave them out). ``step`` returns the done
 flags of the transition it just made, kept apart: ``terminated`` (a true terminal state, no bootstrap) and
 ``truncated`` (a time limit, bootstrap from the value of ``info["final_obs"]``). Envs reset themselves
 individually; the returned observation of a done env is already the first of its next episode.
@@ -58,6 +60,24 @@ class VecEnv(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+def as_shape(x: int | tuple[int, ...]) -> tuple[int, ...]:
+    """A width or a shape, as a shape."""
+    return (x,) if isinstance(x, int) else tuple(x)
+
+
+def obs_shape(env: VecEnv, group: str) -> tuple[int, ...] | None:
+    """Shape of one env's observation of ``group`` (None: the env has no such group)."""
+    shapes = getattr(env, "obs_shapes", None)
+    if shapes is not None and group in shapes:
+        return tuple(shapes[group])
+    return (env.obs_dims[group],) if group in env.obs_dims else None
+
+
+def obs_dtype(env: VecEnv) -> torch.dtype:
+    """Element type of the observations: float32, or uint8 for pixels."""
+    return getattr(env, "obs_dtype", torch.float32)
 
 
 def state_dict_of(env: VecEnv) -> dict[str, Any] | None:

@@ -1,6 +1,7 @@
 """Export the deterministic policy (observation normalizer + actor + mode) to ONNX and TorchScript, checked.
 
-The exported graph maps ``obs`` float32 ``[batch, obs_dim]`` (raw observations, as the env produces them) to
+The exported graph maps ``obs`` float32 ``[batch, obs_dim]`` (raw observations, as the env produces them; pixel
+tasks: uint8 ``[batch, C, H, W]``, metadata ``obs_shape`` / ``obs_dtype``) to
 ``actions``: continuous tasks get the mean action float32 ``[batch, n]`` in the env's action units before any
 clipping; discrete tasks get the argmax index int64 ``[batch]``. The batch axis is dynamic. Both exports are
 run against torch on random observations right after writing and raise ``ExportError`` if they disagree.
@@ -43,18 +44,21 @@ class InferencePolicy(nn.Module):
     def __init__(self, policy: ActorCritic):
         super().__init__()
         self.normalizer = policy.obs_normalizer
+        self.encoder = policy.encoder
         self.actor = policy.actor
         self.head = policy.head
         self.discrete = policy.action_spec.discrete
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        out = self.actor(self.normalizer(obs))
+        out = self.actor(self.encoder(self.normalizer(obs)))
         return out.argmax(-1) if self.discrete else self.head.mode(self.head.params(out))
 
 
 def _probe_observations(policy: ActorCritic, n: int, seed: int) -> torch.Tensor:
     """Observations spread around (and past the clip range of) the training distribution."""
     g = torch.Generator().manual_seed(seed)
+    if policy.encoder_kind == "cnn":  # uint8 images: every pixel value
+        return torch.randint(0, 256, (n, *policy.obs_shape), generator=g, dtype=torch.uint8)
     z = torch.randn(n, policy.obs_dim, generator=g, dtype=torch.float64) * 2.0
     norm = policy.obs_normalizer
     if hasattr(norm, "mean"):
@@ -83,6 +87,10 @@ def check_parity(policy: ActorCritic, actions: np.ndarray, obs: torch.Tensor, wh
     return err
 
 
+def _example_input(policy: ActorCritic) -> torch.Tensor:
+    return torch.zeros(2, *policy.obs_shape, dtype=torch.uint8 if policy.encoder_kind == "cnn" else torch.float32)
+
+
 def _encode(metadata: dict[str, Any]) -> dict[str, str]:
     return {k: v if isinstance(v, str) else json.dumps(v) for k, v in metadata.items()}
 
@@ -98,7 +106,7 @@ def export_onnx(policy: ActorCritic, path: str | Path, metadata: dict[str, Any],
     logging.getLogger("torch.onnx._internal.exporter._registration").setLevel(logging.ERROR)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        program = torch.onnx.export(module, (torch.zeros(2, policy.obs_dim),), dynamo=True, input_names=["obs"],
+        program = torch.onnx.export(module, (_example_input(policy),), dynamo=True, input_names=["obs"],
                                     output_names=["actions"], dynamic_shapes=({0: torch.export.Dim("batch")},),
                                     verbose=False)
     model = program.model_proto
@@ -119,7 +127,7 @@ def export_jit(policy: ActorCritic, path: str | Path, metadata: dict[str, Any], 
     module = InferencePolicy(policy).eval()
     with warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore")  # torch.jit is deprecated in favour of torch.export, but robots still load it
-        traced = torch.jit.trace(module, torch.zeros(2, policy.obs_dim))
+        traced = torch.jit.trace(module, _example_input(policy))
         torch.jit.save(traced, str(path), _extra_files={METADATA_FILE: json.dumps(metadata)})
         loaded = torch.jit.load(str(path))
         obs = _probe_observations(policy, PARITY_SAMPLES, seed)
@@ -130,6 +138,7 @@ def policy_metadata(task: str, iteration: int, policy: ActorCritic, env_metadata
     """The metadata of an exported policy: what it is, its input and output, and the env's deployment facts."""
     spec = policy.action_spec
     return {"format": FORMAT, "task": task, "iteration": iteration, "obs_dim": policy.obs_dim,
+            "obs_shape": list(policy.obs_shape), "obs_dtype": "uint8" if policy.encoder_kind == "cnn" else "float32",
             "action_type": "discrete" if spec.discrete else "continuous", "action_dim": spec.n,
             "actions": ("argmax index int64 [batch]" if spec.discrete
                         else "mean action float32 [batch, action_dim], before clipping"),

@@ -40,6 +40,9 @@ class Logger:
         ret = s.get("Episode/mean_return")
         length = s.get("Episode/mean_length")
         episode = f"ret {ret:9.2f} len {length:7.1f}" if ret is not None else "ret       n/a len     n/a"
+        # The env's own per-episode values (e.g. Atari's game_score), after the learner's episode return.
+        episode += "".join(f" {k.split('/', 1)[1]} {v:.2f}" for k, v in s.items()
+                           if k.startswith("Episode/") and k not in _EPISODE_KEYS)
         line = (
             f"it {iteration:5d}/{self.total} | steps {env_steps:>10,d} | {s['Perf/samples_per_s']:9,.0f} sps "
             f"(collect {s['Perf/collection_time_s']:.2f}s learn {s['Perf/learning_time_s']:.2f}s) | {episode} | "
@@ -53,6 +56,9 @@ class Logger:
             self.writer.close()
         if self.wandb_run is not None:
             self.wandb_run.finish()
+
+
+_EPISODE_KEYS = {"Episode/mean_return", "Episode/mean_length", "Episode/finished_this_iteration"}
 
 
 def _wandb_id(run_dir: Path) -> str:

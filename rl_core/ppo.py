@@ -36,10 +36,9 @@ def ppo_loss(policy: ActorCritic, batch: dict[str, torch.Tensor], cfg: PPOConfig
     def mean(x: torch.Tensor) -> torch.Tensor:
         return (x * w).sum() / w_sum
 
-    params = policy.dist_params(batch["obs"])
+    params, values = policy.params_and_value(batch["obs"], batch["critic_obs"])
     log_probs = head.log_prob(params, batch["actions"])
     entropy = mean(head.entropy(params))
-    values = policy.value(batch["critic_obs"])
 
     advantages = batch["advantages"]
     if cfg.normalize_advantage_per_minibatch:
@@ -108,9 +107,9 @@ class PPO:
         cfg = self.cfg
         if not cfg.normalize_advantage_per_minibatch:
             storage.advantages = normalize(storage.advantages, storage.weights)
-        critic = list(self.policy.critic.parameters())
+        critic = self.policy.critic_parameters()
         critic_ids = {id(p) for p in critic}
-        actor = [p for p in self.policy.parameters() if id(p) not in critic_ids]  # actor MLP, action std, ...
+        actor = [p for p in self.policy.parameters() if id(p) not in critic_ids]  # actor MLP, action std, encoder...
         groups = [actor, critic] if cfg.clip_grad_per_network else [actor + critic]
         params = actor + critic
         sums: dict[str, torch.Tensor] = {}

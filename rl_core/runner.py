@@ -14,7 +14,7 @@ from rl_core import checkpoint as ckpt
 from rl_core import distributed
 from rl_core.config import TrainConfig
 from rl_core.config_io import to_dict
-from rl_core.env_api import Obs, VecEnv, state_dict_of
+from rl_core.env_api import Obs, VecEnv, obs_dtype, state_dict_of
 from rl_core.errors import TrainingFault
 from rl_core.logging import Logger
 from rl_core.modules.actor_critic import ActorCritic
@@ -42,13 +42,13 @@ class OnPolicyRunner:
         self.rank_seed = rc.seed + _RANK_SEED_STRIDE * distributed.rank()
         self.generator = torch.Generator(self.device).manual_seed(self.rank_seed)
 
-        critic_dim = env.obs_dims.get("critic")
-        self.policy = ActorCritic(env.obs_dims["policy"], critic_dim, env.action_spec, cfg.policy).to(self.device)
+        self.policy = ActorCritic.for_env(env, cfg.policy).to(self.device)
         self.total_iterations = cfg.total_iterations
         self.alg = PPO(self.policy, cfg.algorithm, self.total_iterations, self.device)
         head = self.policy.head
-        self.storage = RolloutStorage(rc.num_steps_per_env, env.num_envs, env.obs_dims["policy"], critic_dim,
-                                      head.action_dim, head.param_dim, self.device)
+        self.storage = RolloutStorage(rc.num_steps_per_env, env.num_envs, self.policy.obs_shape,
+                                      self.policy.critic_obs_shape if self.policy.asymmetric else None,
+                                      head.action_dim, head.param_dim, self.device, obs_dtype(env))
         self.reward_normalizer = (ReturnNormalizer(env.num_envs, cfg.algorithm.gamma, self.device)
                                   if cfg.algorithm.normalize_rewards else None)
 
@@ -68,6 +68,9 @@ class OnPolicyRunner:
         self._ret_buf = torch.zeros(T, N, device=self.device)
         self._len_buf = torch.zeros(T, N, device=self.device)
         self._invalid_count = torch.zeros((), device=self.device)
+        # The env's own per-episode values (info["episode_stats"]), NaN where none ended: [T, N] per name.
+        self._stat_bufs: dict[str, torch.Tensor] = {}
+        self.recent_stats: dict[str, deque[float]] = {}
         self.last_checkpoint: Path | None = None
 
     # ------------------------------------------------------------------------------------ rollout
@@ -89,10 +92,9 @@ class OnPolicyRunner:
             policy.update_normalizers(pol_obs, critic_obs)
             obs_n = policy.obs_normalizer(pol_obs)
             critic_n = policy.critic_obs_normalizer(critic_obs) if policy.asymmetric else obs_n
-            params = policy.dist_params(obs_n)
+            params, values = policy.params_and_value(obs_n, critic_n)
             actions = head.sample(params, self.generator)
             log_probs = head.log_prob(params, actions)
-            values = policy.value(critic_n)
 
             next_obs, rewards, terminated, truncated, info = self.env.step(
                 actions.squeeze(-1).long() if discrete else head.env_action(actions))
@@ -116,6 +118,8 @@ class OnPolicyRunner:
             self.ep_length.masked_fill_(done, 0.0)
             for k, v in info.get("log", {}).items():
                 log_sums[k] = log_sums[k] + v if k in log_sums else v.clone()
+            for k, v in info.get("episode_stats", {}).items():
+                self._episode_stat_buffer(k)[t] = v.to(self.device)
 
             invalid = info.get("invalid")  # e.g. diverged physics: counted, reset by the env, not learned from
             if invalid is not None:
@@ -131,6 +135,14 @@ class OnPolicyRunner:
         storage.compute_returns(last_values, self.cfg.algorithm.gamma, self.cfg.algorithm.lam)
         self.obs = obs
         return {k: v / storage.T for k, v in log_sums.items()}
+
+    def _episode_stat_buffer(self, name: str) -> torch.Tensor:
+        buf = self._stat_bufs.get(name)
+        if buf is None:
+            with torch.inference_mode(False):  # first met inside collect(); reset in place outside it
+                buf = self._stat_bufs[name] = torch.full_like(self._ret_buf, float("nan"))
+            self.recent_stats[name] = deque(maxlen=self.cfg.runner.log_window)
+        return buf
 
     # --------------------------------------------------------------------------------------- learn
     def learn(self, num_iterations: int | None = None) -> dict[str, Any]:
@@ -226,6 +238,12 @@ class OnPolicyRunner:
             out["Episode/mean_return"] = sum(self.recent_returns) / len(self.recent_returns)
             out["Episode/mean_length"] = sum(self.recent_lengths) / len(self.recent_lengths)
         out["Episode/finished_this_iteration"] = float(finished.shape[1])
+        for name, buf in self._stat_bufs.items():
+            ended = buf.T[~torch.isnan(buf.T)].cpu().tolist()  # in time order per env
+            buf.fill_(float("nan"))
+            self.recent_stats[name].extend(ended)
+            if self.recent_stats[name]:
+                out[f"Episode/{name}"] = sum(self.recent_stats[name]) / len(self.recent_stats[name])
         return out
 
     # ---------------------------------------------------------------------------------- checkpoint
@@ -248,6 +266,7 @@ class OnPolicyRunner:
             "episode": {
                 "recent_returns": list(self.recent_returns),
                 "recent_lengths": list(self.recent_lengths),
+                "recent_stats": {k: list(v) for k, v in self.recent_stats.items()},
                 # Running episode sums continue only where the env state is restored too.
                 "ep_return": self.ep_return.clone() if env_state is not None else None,
                 "ep_length": self.ep_length.clone() if env_state is not None else None,
@@ -279,6 +298,9 @@ class OnPolicyRunner:
         ep = data["episode"]
         self.recent_returns.clear(); self.recent_returns.extend(ep["recent_returns"])
         self.recent_lengths.clear(); self.recent_lengths.extend(ep["recent_lengths"])
+        for name, values in ep.get("recent_stats", {}).items():
+            self._episode_stat_buffer(name)
+            self.recent_stats[name].clear(); self.recent_stats[name].extend(values)
         load_env = getattr(self.env, "load_state_dict", None)
         # Under torchrun the checkpoint holds rank 0's envs only: every rank restarts its episodes instead.
         if data.get("env") is not None and callable(load_env) and not distributed.active():
@@ -304,6 +326,7 @@ class OnPolicyRunner:
             "mean_episode_return": sum(self.recent_returns) / n if n else None,
             "mean_episode_length": sum(self.recent_lengths) / n if n else None,
             "episodes_in_mean": n,
+            **{f"mean_{name}": sum(v) / len(v) for name, v in self.recent_stats.items() if v},
         }
 
     def write_summary(self) -> None:

@@ -1,4 +1,7 @@
-"""RolloutStorage: preallocated ``[T, N, ...]`` tensors on the policy device, filled step by step."""
+"""RolloutStorage: preallocated ``[T, N, ...]`` tensors on the policy device, filled step by step.
+
+Observations keep the env's shape and element type: pixel observations stay uint8 (the CNN scales them).
+"""
 
 from __future__ import annotations
 
@@ -6,19 +9,21 @@ from collections.abc import Iterator
 
 import torch
 
+from rl_core.env_api import as_shape
 from rl_core.gae import compute_gae
 
 
 class RolloutStorage:
     """One rollout of ``T`` steps from ``N`` envs, then shuffled minibatches over the flattened batch."""
 
-    def __init__(self, T: int, N: int, obs_dim: int, critic_obs_dim: int | None, action_dim: int, param_dim: int,
-                 device: torch.device):
+    def __init__(self, T: int, N: int, obs_shape: int | tuple[int, ...], critic_obs_shape: int | tuple[int, ...] | None,
+                 action_dim: int, param_dim: int, device: torch.device, obs_dtype: torch.dtype = torch.float32):
         self.T, self.N, self.device = T, N, device
         f = dict(device=device, dtype=torch.float32)
-        self.obs = torch.zeros(T, N, obs_dim, **f)
+        o = dict(device=device, dtype=obs_dtype)
+        self.obs = torch.zeros(T, N, *as_shape(obs_shape), **o)
         # None: the critic sees the policy observations (no second copy).
-        self.critic_obs = torch.zeros(T, N, critic_obs_dim, **f) if critic_obs_dim is not None else None
+        self.critic_obs = torch.zeros(T, N, *as_shape(critic_obs_shape), **o) if critic_obs_shape is not None else None
         self.actions = torch.zeros(T, N, action_dim, **f)
         self.log_probs = torch.zeros(T, N, **f)
         self.dist_params = torch.zeros(T, N, param_dim, **f)
@@ -70,7 +75,7 @@ class RolloutStorage:
         """Views of the rollout with time and envs flattened into one sample axis ``[T * N, ...]``."""
         B = self.T * self.N
         flat = {
-            "obs": self.obs.reshape(B, -1),
+            "obs": self.obs.reshape(B, *self.obs.shape[2:]),
             "actions": self.actions.reshape(B, -1),
             "log_probs": self.log_probs.reshape(B),
             "dist_params": self.dist_params.reshape(B, -1),
@@ -80,7 +85,7 @@ class RolloutStorage:
             "weights": self.weights.reshape(B),
         }
         if self.critic_obs is not None:
-            flat["critic_obs"] = self.critic_obs.reshape(B, -1)
+            flat["critic_obs"] = self.critic_obs.reshape(B, *self.critic_obs.shape[2:])
         return flat
 
     def minibatch_indices(self, num_mini_batches: int, num_epochs: int, generator: torch.Generator | None

@@ -20,7 +20,7 @@ from rl_core.errors import ConfigError
     (lambda: RunnerConfig(device="tpu"), "runner.device"),
     (lambda: RunnerConfig(max_iterations="ten"), "runner.max_iterations"),
     (lambda: PolicyConfig(activation="swish"), "policy.activation"),
-    (lambda: PolicyConfig(actor_hidden_dims=()), "policy.actor_hidden_dims"),
+    (lambda: PolicyConfig(actor_hidden_dims=(64, 0)), "policy.actor_hidden_dims"),
     (lambda: PolicyConfig(min_std=1.0, max_std=0.5), "policy.max_std"),
     (lambda: GymEnvConfig(num_envs=0), "env.num_envs"),
     (lambda: TrainConfig(env=GymEnvConfig(num_envs=3), algorithm=PPOConfig(num_mini_batches=5),

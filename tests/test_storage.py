@@ -7,7 +7,7 @@ from rl_core.storage import RolloutStorage
 
 
 def filled(T=6, N=5):
-    s = RolloutStorage(T, N, obs_dim=3, critic_obs_dim=None, action_dim=2, param_dim=4, device=torch.device("cpu"))
+    s = RolloutStorage(T, N, obs_shape=3, critic_obs_shape=None, action_dim=2, param_dim=4, device=torch.device("cpu"))
     for t in range(T):
         ids = torch.arange(N, dtype=torch.float32) + 100 * t  # unique id per (t, n)
         s.add(ids[:, None].expand(N, 3), None, ids[:, None].expand(N, 2), ids, ids[:, None].expand(N, 4), ids,

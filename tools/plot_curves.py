@@ -1,6 +1,11 @@
 """Plot learning curves (mean episode return vs env steps) of one or more run folders into a PNG.
 
     python tools/plot_curves.py runs/BipedalWalker-v3/<run> [more runs ...] --out docs/bipedalwalker.png
+    python tools/plot_curves.py RUN --tag Episode/game_score --frames-per-step 4 --reference docs/breakout_reference.json \
+        --out docs/breakout_cpu_1h.png
+
+``--reference FILE``: published points to draw beside the runs, JSON ``{"curves": [{"label": ..., "points":
+[[x, y], ...]}]}`` with x in the plot's unit (env steps, or frames with ``--frames-per-step``).
 """
 
 from __future__ import annotations
@@ -41,6 +46,8 @@ def main() -> None:
     p.add_argument("--out", required=True, type=Path)
     p.add_argument("--tag", default="Episode/mean_return")
     p.add_argument("--title", default=None)
+    p.add_argument("--frames-per-step", type=int, default=None, help="x axis in frames: env steps x this (Atari: 4)")
+    p.add_argument("--reference", type=Path, default=None, help="JSON of published curves to plot beside the runs")
     args = p.parse_args()
 
     import matplotlib
@@ -49,10 +56,17 @@ def main() -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4))
+    scale = args.frames_per_step or 1
     for run in args.runs:
         steps, values = load_curve(run, args.tag)
-        ax.plot(steps, values, label=run.name)
-    ax.set_xlabel("env steps")
+        ax.plot([s * scale for s in steps], values, label=run.name)
+    if args.reference is not None:
+        import json
+
+        for curve in json.loads(args.reference.read_text())["curves"]:
+            xs, ys = zip(*curve["points"])
+            ax.plot(xs, ys, "o--", ms=4, label=curve["label"])
+    ax.set_xlabel("frames" if args.frames_per_step else "env steps")
     ax.set_ylabel(args.tag + " (last 100 episodes)")
     ax.set_title(args.title or args.runs[0].parent.name)
     finish(fig, ax, args.out)
