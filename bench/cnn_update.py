@@ -17,7 +17,6 @@ import dataclasses
 import json
 import statistics
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -31,15 +30,12 @@ from rl_core.env_api import ActionSpec  # noqa: E402
 from rl_core.modules.actor_critic import ActorCritic  # noqa: E402
 from rl_core.ppo import PPO  # noqa: E402
 from rl_core.storage import RolloutStorage  # noqa: E402
+from bench.timing import time_alternating  # noqa: E402
 
 FRAME_SKIP = 4
 SHAPE = (4, 84, 84)
 ACTIONS = 4
 
-
-def sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
 
 
 def random_rollout(T: int, N: int, device: torch.device, seed: int) -> dict[str, torch.Tensor]:
@@ -143,15 +139,7 @@ def main(argv: list[str] | None = None) -> None:
     runs = {"rl_core": setup_rl_core(T, N, device, data), "reference": setup_reference(T, N, device, data)}
     if args.compile:
         runs["rl_core+compile"] = setup_rl_core(T, N, device, data, compile=True)
-    times: dict[str, list[float]] = {k: [] for k in runs}
-    for rep in range(args.repeats + 1):
-        for name, run in runs.items():
-            sync(device)
-            t0 = time.perf_counter()
-            run()
-            sync(device)
-            if rep > 0:
-                times[name].append(time.perf_counter() - t0)
+    times = time_alternating(runs, args.repeats, device)
     samples = T * N
     results = {name: {"median_s": statistics.median(ts), "times_s": ts,
                       "samples_per_s": samples / statistics.median(ts),

@@ -27,6 +27,7 @@ from rl_core.env_api import ActionSpec  # noqa: E402
 from rl_core.modules.actor_critic import ActorCritic  # noqa: E402
 from rl_core.ppo import PPO  # noqa: E402
 from rl_core.storage import RolloutStorage  # noqa: E402
+from bench.timing import sync, time_alternating  # noqa: E402
 
 RSL_RL_VERSION = "5.5.1"
 INSTALL_HINT = "pip install -e '.[bench]'"
@@ -39,10 +40,6 @@ HP: dict[str, float | int | bool | str] = dict(
 )
 DONE_P, TRUNC_P = 0.02, 0.005  # per-step probability of a termination / a time-out in the random rollout
 
-
-def sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
 
 
 def matmul_peak_gflops(device: torch.device, n: int = 2048, reps: int = 10) -> float:
@@ -188,15 +185,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.compile:
         runs["rl_core+compile"] = setup_rl_core(T, N, args.obs_dim, args.actions, hidden, device, args.seed, compile=True)
     peak = matmul_peak_gflops(device)
-    times: dict[str, list[float]] = {name: [] for name in runs}
-    for rep in range(args.repeats + 1):  # rep 0 is the warm-up; libraries alternate to share any CPU noise
-        for name, run in runs.items():
-            sync(device)
-            t0 = time.perf_counter()
-            run()
-            sync(device)
-            if rep > 0:
-                times[name].append(time.perf_counter() - t0)
+    times = time_alternating(runs, args.repeats, device)
     peak = max(peak, matmul_peak_gflops(device))  # measured before and after: the best seen is the peak
 
     flops = update_flops(args.obs_dim, args.actions, hidden, T * N, int(HP["num_learning_epochs"]),

@@ -3,6 +3,7 @@ and exact resume (k iterations + k resumed == 2k straight) as batched simulators
 
 import dataclasses
 
+import pytest
 import torch
 
 from rl_core import checkpoint as ckpt
@@ -112,3 +113,33 @@ def test_k_plus_k_resumed_equals_2k_straight(tmp_path):
     assert straight.env_steps == resumed.env_steps == 4 * 80
     assert list(straight.recent_returns) == list(resumed.recent_returns)
     assert dataclasses.asdict(straight.cfg) == dataclasses.asdict(resumed.cfg)
+
+
+class StatEnv(PointEnv):
+    """PointEnv that reports its own per-episode value (``episode_stats``): 100 + the step count of each episode
+    that ended, NaN elsewhere, as Atari reports whole-game scores."""
+
+    def step(self, actions):
+        t_before = self.t + 1
+        obs, reward, terminated, truncated, info = super().step(actions)
+        done = terminated | truncated
+        info["episode_stats"] = {"score": torch.where(done, 100.0 + t_before, torch.full_like(t_before, float("nan")))}
+        self.ended = getattr(self, "ended", []) + (100.0 + t_before[done]).tolist()
+        return obs, reward, terminated, truncated, info
+
+
+def test_env_episode_stats_are_logged_as_means_of_ended_episodes(tmp_path):
+    env = StatEnv(8)
+    runner = OnPolicyRunner(env, config(iterations=3), task="point", run_dir=tmp_path, quiet=True)
+    summary = runner.learn()
+    window = env.ended[-runner.cfg.runner.log_window:]
+    assert summary["mean_score"] == sum(window) / len(window)
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    acc = EventAccumulator(str(tmp_path))
+    acc.Reload()
+    assert [e.value for e in acc.Scalars("Episode/score")][-1] == pytest.approx(summary["mean_score"], rel=1e-6)
+    # A resumed runner continues the same window.
+    data = runner.state_dict()
+    resumed = OnPolicyRunner(StatEnv(8), config(iterations=3), task="point", quiet=True)
+    resumed.load_state_dict(data)
+    assert resumed.summary()["mean_score"] == summary["mean_score"]
