@@ -97,6 +97,9 @@ class AtariVecEnv(GymVecEnv):
         learner_rew = np.sign(rew).astype(np.float32) if self.cfg.clip_rewards else rew
         return learner_rew, learner_term, {"episode_stats": {"game_score": torch.as_tensor(score, device=self.device)}}
 
+    def steps_per_second(self) -> float:
+        return 60.0 / self.cfg.frame_skip  # the Atari 2600 draws 60 frames/s (NTSC); one step is frame_skip of them
+
     def export_metadata(self) -> dict[str, Any]:
         meta = super().export_metadata()
         c = self.cfg

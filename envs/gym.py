@@ -138,6 +138,10 @@ class GymVecEnv:
         return (self._obs(obs), torch.as_tensor(rew, device=self.device),
                 torch.as_tensor(term, device=self.device), torch.as_tensor(trunc, device=self.device), out_info)
 
+    def steps_per_second(self) -> float:
+        """Env steps per second of game time: the rate of a real-time video with one frame per step."""
+        return float(self.vec.metadata.get("render_fps") or 30)
+
     def render_frames(self) -> Any:
         """One RGB frame per env (needs ``render_mode='rgb_array'``)."""
         return self.vec.render()

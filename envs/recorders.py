@@ -51,10 +51,10 @@ def locomotion_video(env: Any, path: str, index: int, seconds: float) -> Callbac
 
 
 def gym_video(env: Any, path: str, index: int, seconds: float) -> Callbacks:
-    """An MP4 of Gymnasium env ``index`` from its own ``rgb_array`` rendering, at the env's ``render_fps``."""
+    """An MP4 of Gymnasium env ``index`` from its own ``rgb_array`` rendering, one frame per step, in real time."""
     from envs.video import write_mp4
 
-    fps = float(env.vec.metadata.get("render_fps") or 30)
+    fps = env.steps_per_second()
     steps = int(seconds * fps)
     frames: list[np.ndarray] = []
 
