@@ -103,6 +103,29 @@ def setup_rl_core(T: int, N: int, obs_dim: int, act_dim: int, hidden: list[int],
     return run
 
 
+# --------------------------------------------------------------------------------------------------- floor
+def setup_floor(T: int, N: int, obs_dim: int, act_dim: int, hidden: list[int], device: torch.device,
+                seed: int) -> Callable[[], None]:
+    """The networks alone: forward + backward of the same actor and critic MLPs on every minibatch of an update
+    (compiled), with no loss terms, sampling, gradient clipping or optimizer. No update of these networks can
+    take less; rsl_rl's time over this one bounds the speedup any PPO implementation can reach here."""
+    pcfg = PolicyConfig(actor_hidden_dims=tuple(hidden), critic_hidden_dims=tuple(hidden), activation="elu")
+    policy = ActorCritic(obs_dim, None, ActionSpec(discrete=False, n=act_dim), pcfg).to(device)
+    gen = torch.Generator(device).manual_seed(seed)
+    batches = int(HP["num_learning_epochs"]) * int(HP["num_mini_batches"])
+    minibatch = torch.randn(T * N // int(HP["num_mini_batches"]), obs_dim, device=device, generator=gen)
+
+    @torch.compile
+    def forward_backward(x: torch.Tensor) -> None:
+        (policy.actor(x).square().sum() + policy.critic(x).square().sum()).backward()
+
+    def run() -> None:
+        for _ in range(batches):
+            forward_backward(minibatch)
+
+    return run
+
+
 # -------------------------------------------------------------------------------------------------- rsl_rl
 def setup_rsl_rl(T: int, N: int, obs_dim: int, act_dim: int, hidden: list[int], device: torch.device,
                  seed: int) -> Callable[[], None]:
@@ -153,6 +176,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", type=Path, default=None, help="also write the results to this file")
     p.add_argument("--compile", action="store_true", help="also time rl_core with algorithm.compile=true (torch.compile)")
+    p.add_argument("--floor", action="store_true", help="also time the networks' forward + backward alone (compiled)")
     args = p.parse_args(argv)
     if args.repeats < 1:
         p.error("--repeats must be >= 1")
@@ -184,6 +208,8 @@ def main(argv: list[str] | None = None) -> None:
     }
     if args.compile:
         runs["rl_core+compile"] = setup_rl_core(T, N, args.obs_dim, args.actions, hidden, device, args.seed, compile=True)
+    if args.floor:
+        runs["networks only"] = setup_floor(T, N, args.obs_dim, args.actions, hidden, device, args.seed)
     peak = matmul_peak_gflops(device)
     times = time_alternating(runs, args.repeats, device)
     peak = max(peak, matmul_peak_gflops(device))  # measured before and after: the best seen is the peak
