@@ -157,3 +157,29 @@ def test_per_network_clipping_keeps_the_actor_step_independent_of_the_value_loss
 
     torch.testing.assert_close(actor_after(1000.0, True), actor_after(1.0, True), atol=1e-5, rtol=0)
     assert not torch.allclose(actor_after(1000.0, False), actor_after(1.0, False), atol=1e-5)
+
+
+def _update_once(compile: bool) -> dict[str, torch.Tensor]:
+    policy = policy_of()
+    alg = PPO(policy, PPOConfig(num_learning_epochs=2, num_mini_batches=2, compile=compile), 10, torch.device("cpu"))
+    g = torch.Generator().manual_seed(1)
+    storage = RolloutStorage(8, 4, 4, None, 2, 4, torch.device("cpu"))
+    with torch.no_grad():
+        for _ in range(8):
+            obs = torch.randn(4, 4, generator=g)
+            params, values = policy.params_and_value(obs, obs)
+            actions = policy.head.sample(params, g)
+            storage.add(obs, None, actions, policy.head.log_prob(params, actions), params, values,
+                        torch.randn(4, generator=g), torch.rand(4, generator=g) < 0.1, torch.zeros(4, dtype=torch.bool), None)
+        storage.compute_returns(values, 0.99, 0.95)
+    alg.update(storage, torch.Generator().manual_seed(2))
+    return {k: v.clone() for k, v in policy.state_dict().items()}
+
+
+def test_compiled_update_is_the_same_math():
+    """algorithm.compile=true (and the compiled matmul + bias form of the linear layers) changes speed, not results."""
+    eager, compiled = _update_once(False), _update_once(True)
+    assert eager.keys() == compiled.keys()
+    for k in eager:
+        torch.testing.assert_close(compiled[k], eager[k], atol=1e-5, rtol=1e-5)
+    assert not torch.equal(eager["actor.0.weight"], policy_of().state_dict()["actor.0.weight"])  # it did learn

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import torch
 from torch import nn
 
 _ACTIVATIONS: dict[str, type[nn.Module]] = {
@@ -18,13 +19,27 @@ _ACTIVATIONS: dict[str, type[nn.Module]] = {
 }
 
 
+class Linear(nn.Linear):
+    """``nn.Linear`` (same parameters and math) that, under torch.compile, is a matmul plus a separate bias add.
+
+    Eagerly, aten's addmm is fastest. Compiled, addmm on the CPU first copies the broadcast bias into the output;
+    as matmul + add, inductor fuses the bias into the activation's kernel instead (networks-only forward +
+    backward of the [128, 64, 32] MLPs: about 5% faster on our 2-core CPU).
+    """
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if torch.compiler.is_compiling():
+            return x @ self.weight.t() + self.bias
+        return super().forward(x)
+
+
 def mlp(in_dim: int, hidden: Sequence[int], out_dim: int, activation: str, orthogonal_init: bool, out_gain: float) -> nn.Sequential:
     """``in -> hidden... -> out`` with ``activation`` between layers and a linear output."""
     layers: list[nn.Module] = []
     dims = [in_dim, *hidden]
     for a, b in zip(dims, dims[1:]):
-        layers += [nn.Linear(a, b), _ACTIVATIONS[activation]()]
-    layers.append(nn.Linear(dims[-1], out_dim))
+        layers += [Linear(a, b), _ACTIVATIONS[activation]()]
+    layers.append(Linear(dims[-1], out_dim))
     if orthogonal_init:
         linears = [m for m in layers if isinstance(m, nn.Linear)]
         for i, lin in enumerate(linears):
