@@ -39,6 +39,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--device", default="cpu")
     p.add_argument("--num-envs", type=int, nargs="+", default=[2048])
     p.add_argument("--steps", type=int, default=50, help="control steps timed per measurement")
+    p.add_argument("--mjx-impl", default="jax", choices=["jax", "warp"], help="MJX implementation (backend mjx)")
     p.add_argument("--json", type=Path, default=None, help="also write the results to this file")
     args = p.parse_args(argv)
 
@@ -51,7 +52,7 @@ def main(argv: list[str] | None = None) -> None:
     rows = []
     for n in args.num_envs:
         t0 = time.perf_counter()
-        env = LocomotionEnv(LocomotionEnvConfig(num_envs=n, backend=args.backend), device)
+        env = LocomotionEnv(LocomotionEnvConfig(num_envs=n, backend=args.backend, mjx_impl=args.mjx_impl), device)
         env.reset(seed=0)
         actions = torch.zeros(n, 12, device=env.device)
         ctrl = env.default_joint_pos.expand(n, 12).contiguous()
