@@ -147,6 +147,8 @@ def _train(args: argparse.Namespace, spec: Any, cfg: Any, data: dict | None, ckp
 
     say = print if main else (lambda *a, **k: None)
 
+    if spec.check_dependencies is not None:
+        spec.check_dependencies()  # a missing package fails here, before the run folder exists
     if args.run_dir:
         run_dir = Path(args.run_dir)
     elif ckpt_path is not None:

@@ -15,12 +15,19 @@ import gymnasium as gym
 from rl_core.errors import UserError
 
 
+def require_ale() -> None:
+    """One-line error unless ale-py and OpenCV (AtariPreprocessing resizes with it) are installed."""
+    from importlib.util import find_spec
+
+    if find_spec("ale_py") is None or find_spec("cv2") is None:
+        raise UserError("Atari tasks need ale-py and opencv: pip install -e '.[atari]'")
+
+
 def register_ale() -> None:
     """Make the ALE ids known to Gymnasium (ale-py ships the ROMs)."""
-    try:
-        import ale_py
-    except ImportError:
-        raise UserError("Atari tasks need ale-py and opencv: pip install -e '.[atari]'") from None
+    require_ale()
+    import ale_py
+
     gym.register_envs(ale_py)
 
 

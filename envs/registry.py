@@ -25,6 +25,9 @@ class TaskSpec:
     """Returns the task's default config (a fresh instance)."""
     description: str = ""
     """One line for ``train.py --list-tasks``."""
+    check_dependencies: Callable[[], None] | None = None
+    """Raises a one-line UserError when a package the task needs is missing (train.py calls it before it writes
+    anything)."""
 
 
 _REGISTRY: dict[str, TaskSpec] = {}

@@ -171,3 +171,14 @@ def test_default_config_is_cleanrl_ppo_atari():
     assert (cfg.env.num_envs, r.num_steps_per_env, a.num_learning_epochs, a.num_mini_batches) == (8, 128, 4, 4)
     assert (a.learning_rate, a.clip_param, a.entropy_coef, a.max_grad_norm) == (2.5e-4, 0.1, 0.01, 0.5)
     assert p.encoder == "cnn" and p.share_encoder and a.schedule == "linear" and r.max_env_steps == 10_000_000
+
+
+def test_missing_ale_is_one_line_before_anything_is_written(tmp_path, capsys, monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "ale_py" else real(name, *a))
+    code = train.main(["--task", "BreakoutNoFrameskip-v4", "--run-dir", str(tmp_path / "run")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and err == "error: Atari tasks need ale-py and opencv: pip install -e '.[atari]'"
+    assert not (tmp_path / "run").exists()
