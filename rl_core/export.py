@@ -57,7 +57,7 @@ class InferencePolicy(nn.Module):
 def _probe_observations(policy: ActorCritic, n: int, seed: int) -> torch.Tensor:
     """Observations spread around (and past the clip range of) the training distribution."""
     g = torch.Generator().manual_seed(seed)
-    if policy.encoder_kind == "cnn":  # uint8 images: every pixel value
+    if policy.obs_dtype == torch.uint8:  # images: every pixel value
         return torch.randint(0, 256, (n, *policy.obs_shape), generator=g, dtype=torch.uint8)
     z = torch.randn(n, policy.obs_dim, generator=g, dtype=torch.float64) * 2.0
     norm = policy.obs_normalizer
@@ -88,7 +88,7 @@ def check_parity(policy: ActorCritic, actions: np.ndarray, obs: torch.Tensor, wh
 
 
 def _example_input(policy: ActorCritic) -> torch.Tensor:
-    return torch.zeros(2, *policy.obs_shape, dtype=torch.uint8 if policy.encoder_kind == "cnn" else torch.float32)
+    return torch.zeros(2, *policy.obs_shape, dtype=policy.obs_dtype)
 
 
 def _encode(metadata: dict[str, Any]) -> dict[str, str]:
@@ -138,7 +138,7 @@ def policy_metadata(task: str, iteration: int, policy: ActorCritic, env_metadata
     """The metadata of an exported policy: what it is, its input and output, and the env's deployment facts."""
     spec = policy.action_spec
     return {"format": FORMAT, "task": task, "iteration": iteration, "obs_dim": policy.obs_dim,
-            "obs_shape": list(policy.obs_shape), "obs_dtype": "uint8" if policy.encoder_kind == "cnn" else "float32",
+            "obs_shape": list(policy.obs_shape), "obs_dtype": str(policy.obs_dtype).removeprefix("torch."),
             "action_type": "discrete" if spec.discrete else "continuous", "action_dim": spec.n,
             "actions": ("argmax index int64 [batch]" if spec.discrete
                         else "mean action float32 [batch, action_dim], before clipping"),

@@ -32,7 +32,8 @@ class ActorCritic(nn.Module):
         self.asymmetric = critic_obs_shape is not None
         self.critic_obs_shape = as_shape(critic_obs_shape) if critic_obs_shape is not None else self.obs_shape
         self.critic_obs_dim = math.prod(self.critic_obs_shape)
-        self.encoder_kind = cfg.encoder
+        self.obs_dtype = torch.uint8 if cfg.encoder == "cnn" else torch.float32
+        """Element type of the raw observations: uint8 images for the CNN, float32 vectors otherwise."""
         self.encoder: nn.Module = nn.Identity()
         self.critic_encoder: nn.Module | None = nn.Identity()
         actor_in, critic_in = self.obs_dim, self.critic_obs_dim
