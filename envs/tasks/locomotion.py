@@ -16,6 +16,7 @@ import mujoco
 import torch
 
 from envs.physics.base import PhysicsReadout
+from envs.physics.cpu_threads import single_threaded
 from envs.physics.factory import make_physics, resolve_backend
 from envs.robots import quadruped as robot
 from envs.tasks import locomotion_rewards as R
@@ -164,6 +165,14 @@ class LocomotionEnv:
 
     # ----------------------------------------------------------------------------------- VecEnv API
     def reset(self, seed: int | None = None) -> Obs:
+        with single_threaded(self._cpu):
+            return self._reset(seed)
+
+    def step(self, actions: torch.Tensor) -> tuple[Obs, torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:
+        with single_threaded(self._cpu):
+            return self._step(actions)
+
+    def _reset(self, seed: int | None) -> Obs:
         if seed is not None:
             self.generator.manual_seed(seed)
         self._reset_envs(self._all)
@@ -172,7 +181,7 @@ class LocomotionEnv:
                                                 device=self.device)
         return {"policy": self._observe(self.kinematics(self.physics.read()))}
 
-    def step(self, actions: torch.Tensor) -> tuple[Obs, torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:
+    def _step(self, actions: torch.Tensor) -> tuple[Obs, torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:
         cfg = self.cfg
         actions = actions.to(self.device).clamp(-cfg.clip_actions, cfg.clip_actions)
         self.physics.step(self.default_joint_pos + robot.ACTION_SCALE * actions)
