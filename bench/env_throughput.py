@@ -6,6 +6,7 @@ env / raw is the share of the physics speed that the task logic keeps.
 
     python bench/env_throughput.py                                 # native backend, 2048 envs
     python bench/env_throughput.py --backend mjx --device cuda --num-envs 4096 8192
+    python bench/env_throughput.py --backend mjx --collisions feet --solver-iterations 1 --ls-iterations 5
 """
 
 from __future__ import annotations
@@ -40,6 +41,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--num-envs", type=int, nargs="+", default=[2048])
     p.add_argument("--steps", type=int, default=50, help="control steps timed per measurement")
     p.add_argument("--mjx-impl", default="jax", choices=["jax", "warp"], help="MJX implementation (backend mjx)")
+    p.add_argument("--collisions", default="full", choices=["full", "feet"], help="env.collisions")
+    p.add_argument("--solver-iterations", type=int, default=None, help="env.solver_iterations (default: the model's)")
+    p.add_argument("--ls-iterations", type=int, default=None, help="env.ls_iterations (default: the model's)")
     p.add_argument("--json", type=Path, default=None, help="also write the results to this file")
     args = p.parse_args(argv)
 
@@ -47,12 +51,17 @@ def main(argv: list[str] | None = None) -> None:
     from envs.tasks.locomotion_config import LocomotionEnvConfig
 
     device = torch.device(args.device)
+    default = "the model's"
+    print(f"collisions {args.collisions}, solver iterations {args.solver_iterations or default}, "
+          f"line-search iterations {args.ls_iterations or default}")
     print("| backend | device | envs | raw physics steps/s | env steps/s (samples/s) | env / raw |")
     print("|---|---|---|---|---|---|")
     rows = []
     for n in args.num_envs:
         t0 = time.perf_counter()
-        env = LocomotionEnv(LocomotionEnvConfig(num_envs=n, backend=args.backend, mjx_impl=args.mjx_impl), device)
+        env = LocomotionEnv(LocomotionEnvConfig(num_envs=n, backend=args.backend, mjx_impl=args.mjx_impl,
+                                                collisions=args.collisions, solver_iterations=args.solver_iterations,
+                                                ls_iterations=args.ls_iterations), device)
         env.reset(seed=0)
         actions = torch.zeros(n, 12, device=env.device)
         ctrl = env.default_joint_pos.expand(n, 12).contiguous()
@@ -62,7 +71,8 @@ def main(argv: list[str] | None = None) -> None:
         substeps = env.cfg.decimation
         print(f"| {args.backend} | {device} | {n} | {n * substeps / raw:,.0f} | {n / full:,.0f} | {raw / full:.2f} |"
               f"  (setup incl. compile {setup:.0f} s)", flush=True)
-        rows.append({"backend": args.backend, "device": str(device), "num_envs": n,
+        rows.append({"backend": args.backend, "device": str(device), "num_envs": n, "collisions": args.collisions,
+                     "solver_iterations": env.model.opt.iterations, "ls_iterations": env.model.opt.ls_iterations,
                      "raw_physics_steps_per_s": n * substeps / raw, "env_samples_per_s": n / full,
                      "env_over_raw_control_steps": raw / full})
         env.close()

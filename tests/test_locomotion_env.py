@@ -152,3 +152,41 @@ def test_nan_state_is_detected_reset_and_marked_invalid(env):
     obs, rew, term, trunc, info = env.step(torch.zeros(N, 12))
     r = env.physics.read()
     assert torch.isfinite(r.qpos).all() and torch.isfinite(r.qvel).all() and not info["invalid"].any()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_feet_only_collisions_end_episodes_on_tilt_and_height(backend):
+    if backend == "mjx":
+        pytest.importorskip("mujoco.mjx")
+    env = LocomotionEnv(LocomotionEnvConfig(num_envs=N, backend=backend, collisions="feet", solver_iterations=1,
+                                            ls_iterations=5))
+    colliding = {env.model.geom(i).name for i in range(env.model.ngeom) if env.model.geom_contype[i]}
+    assert colliding == {f"{leg}_foot" for leg in robot.LEGS}
+    assert (env.model.opt.iterations, env.model.opt.ls_iterations) == (1, 5)
+    env.reset(seed=4)
+    r = env.physics.read()
+    qpos, qvel = r.qpos.clone(), torch.zeros_like(r.qvel)
+    qpos[0, 3:7] = torch.tensor([0.7071, 0.7071, 0.0, 0.0])  # rolled 90 degrees, at standing height
+    qpos[1, 2] = 0.10  # upright but low, legs folded up over the torso: it sinks through the floor
+    qpos[1, 3:7] = torch.tensor([1.0, 0.0, 0.0, 0.0])
+    qpos[1, 7:] = torch.tensor([0.0, 3.1, -1.0] * 4)
+    mask = torch.zeros(N, dtype=torch.bool)
+    mask[:2] = True
+    env.physics.reset(mask, qpos, qvel)
+    env.episode_length[:] = 0
+    terminated = torch.zeros(N, dtype=torch.bool)
+    for _ in range(3):
+        _, _, term, trunc, _ = env.step(torch.zeros(N, 12))
+        terminated |= term
+        assert not (term & trunc).any()
+    assert terminated[:2].all() and not terminated[2:].any()
+    env.close()
+
+
+@pytest.mark.parametrize("field,value", [("fall_tilt", 0.0), ("fall_height", -1.0), ("solver_iterations", 0),
+                                         ("ls_iterations", 0), ("collisions", "none")])
+def test_bad_collision_and_solver_settings_are_config_errors(field, value):
+    from rl_core.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=f"env.{field}"):
+        LocomotionEnvConfig(**{field: value})

@@ -77,19 +77,22 @@ class MjxPhysics:
 
         self._step = jax.jit(jax.vmap(one_env, in_axes=(None, 0, 0, 0)))
 
-        def reset(data: Any, mask: Any, qpos: Any, qvel: Any) -> Any:
-            fresh = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (num_envs,) + x.shape), d0)
-            fresh = fresh.replace(qpos=qpos, qvel=qvel)
+        fresh_state = {f: getattr(d0, f) for f in STATE_FIELDS}
+
+        def reset(state: dict, mask: Any, qpos: Any, qvel: Any) -> dict:
+            fresh = {**fresh_state, "qpos": qpos, "qvel": qvel}
 
             def pick(new: Any, old: Any) -> Any:
                 m = mask.reshape((num_envs,) + (1,) * (old.ndim - 1))
                 return jnp.where(m, new, old)
 
-            # Only the state rows restart; derived fields stay until the next step recomputes them.
-            return data.replace(**{f: pick(getattr(fresh, f), getattr(data, f)) for f in STATE_FIELDS})
+            return {f: pick(fresh[f], state[f]) for f in STATE_FIELDS}
 
+        # Resets and pushes take and return the state rows only (derived fields stay until the next step
+        # recomputes them): a call with the whole Data pytree would pass and copy every one of its ~80 arrays.
+        # No buffer donation: the task holds DLPack views of these arrays (the readout) across the call.
         self._reset = jax.jit(reset)
-        self._set_velocity = jax.jit(lambda data, mask, qvel: data.replace(qvel=jnp.where(mask[:, None], qvel, data.qvel)))
+        self._set_velocity = jax.jit(lambda qvel_old, mask, qvel: jnp.where(mask[:, None], qvel, qvel_old))
 
         def set_fields(fields: dict, mask: Any, values: dict) -> dict:
             out = dict(fields)
@@ -108,10 +111,12 @@ class MjxPhysics:
         return PhysicsReadout(to_torch(d.qpos), to_torch(d.qvel), to_torch(d.sensordata), to_torch(d.actuator_force))
 
     def reset(self, mask: torch.Tensor, qpos: torch.Tensor, qvel: torch.Tensor) -> None:
-        self.data = self._reset(self.data, to_jax(mask), to_jax(qpos.float()), to_jax(qvel.float()))
+        state = self._reset({f: getattr(self.data, f) for f in STATE_FIELDS}, to_jax(mask), to_jax(qpos.float()),
+                            to_jax(qvel.float()))
+        self.data = self.data.replace(**state)
 
     def set_velocity(self, mask: torch.Tensor, qvel: torch.Tensor) -> None:
-        self.data = self._set_velocity(self.data, to_jax(mask), to_jax(qvel.float()))
+        self.data = self.data.replace(qvel=self._set_velocity(self.data.qvel, to_jax(mask), to_jax(qvel.float())))
 
     def set_model_fields(self, mask: torch.Tensor, values: dict[str, torch.Tensor]) -> None:
         self.fields = self._set_fields(self.fields, to_jax(mask), {k: to_jax(v.float()) for k, v in values.items()})

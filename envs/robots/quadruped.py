@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import mujoco
+
 XML_PATH = Path(__file__).with_name("quadruped.xml")
 """The MJCF model."""
 
@@ -50,3 +52,20 @@ FOOT_VEL = slice(25, 37)
 """World linear velocity of each foot centre, 4 x 3."""
 FOOT_RADIUS = 0.02
 """Radius of the sphere feet (m)."""
+
+
+def load_model(collisions: str = "full", solver_iterations: int | None = None,
+               ls_iterations: int | None = None) -> mujoco.MjModel:
+    """The compiled model. ``collisions="feet"``: only the four foot spheres keep colliding with the floor;
+    solver / line-search iterations override the XML's options where given."""
+    model = mujoco.MjModel.from_xml_path(str(XML_PATH))
+    if collisions == "feet":
+        feet = {model.geom(f"{leg}_foot").id for leg in LEGS}
+        for i in range(model.ngeom):
+            if i not in feet:
+                model.geom_contype[i] = 0
+    if solver_iterations is not None:
+        model.opt.iterations = solver_iterations
+    if ls_iterations is not None:
+        model.opt.ls_iterations = ls_iterations
+    return model

@@ -6,8 +6,9 @@ Nested sections are overridden from the command line as ``env.<section>.<field>=
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Literal, Optional
 
 from rl_core.config import EnvConfig
 from rl_core.config_io import check_types, require
@@ -145,6 +146,21 @@ class LocomotionEnvConfig(EnvConfig):
     """Threads of the native backend (0: all cores)."""
     decimation: int = 4
     """Physics substeps per control step (0.005 s timestep: 50 Hz control)."""
+    collisions: Literal["full", "feet"] = "full"
+    """full: torso, thighs, calves and feet collide with the floor; a torso or thigh contact ends the episode and
+    calf contacts are penalized (legged_gym). feet: only the feet collide (MuJoCo Playground's MJX Go1 model);
+    a fall is a tilt beyond ``fall_tilt`` or the torso below ``fall_height``, and the calf penalty senses
+    nothing. MJX evaluates every candidate contact at every substep, so feet cuts its physics cost (24 contact
+    slots -> 4); native MuJoCo only processes real contacts and runs as fast either way."""
+    fall_tilt: float = 1.0
+    """collisions=feet: the episode ends (terminated) when the torso tilts more than this from upright (rad)."""
+    fall_height: float = 0.15
+    """collisions=feet: the episode ends (terminated) when the torso centre is below this height (m)."""
+    solver_iterations: Optional[int] = None
+    """Constraint-solver iterations per substep (null: the model's 4). MJX runs every iteration in every env;
+    Playground's MJX locomotion models use 1."""
+    ls_iterations: Optional[int] = None
+    """Line-search iterations per solver iteration (null: the model's 6; Playground's MJX models use 5)."""
     episode_length_s: float = 20.0
     """Time-out of an episode (truncation, bootstrapped)."""
     randomize_initial_episode_length: bool = True
@@ -166,6 +182,11 @@ class LocomotionEnvConfig(EnvConfig):
         super().__post_init__()
         require(self.physics_threads >= 0, "env.physics_threads", self.physics_threads, "an integer >= 0")
         require(self.decimation >= 1, "env.decimation", self.decimation, "an integer >= 1")
+        require(0 < self.fall_tilt <= math.pi, "env.fall_tilt", self.fall_tilt, "a number in (0, pi] (radians)")
+        require(self.fall_height >= 0, "env.fall_height", self.fall_height, "a number >= 0 (metres)")
+        for name in ("solver_iterations", "ls_iterations"):
+            value = getattr(self, name)
+            require(value is None or value >= 1, f"env.{name}", value, "null or an integer >= 1")
         require(self.episode_length_s > 0, "env.episode_length_s", self.episode_length_s, "a number > 0")
         require(self.clip_actions > 0, "env.clip_actions", self.clip_actions, "a number > 0")
         require(self.contact_force_threshold >= 0, "env.contact_force_threshold", self.contact_force_threshold,
