@@ -1,6 +1,6 @@
 """End-to-end training throughput of a task: samples/s, the split between collection and learning, peak memory.
 
-    python bench/end_to_end.py [--task quadruped-flat] [--iterations 10] [--num-envs N] [--device cpu|cuda]
+    python bench/end_to_end.py [--task quadruped-flat] [--iterations 10] [--num-envs N] [--device cpu|cuda] [KEY=VALUE ...]
 
 Runs ``--iterations`` PPO iterations after ``--warmup`` (compilation, allocator) with the task's defaults and
 reports medians of the per-iteration timings. On the CPU it also times every physics step (native stepping is
@@ -32,13 +32,15 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--num-envs", type=int)
     p.add_argument("--device", default="cpu")
     p.add_argument("--json", type=Path, default=None, help="also write the results to this file")
+    p.add_argument("overrides", nargs="*", help="config overrides as for train.py, e.g. env.collisions=feet")
     args = p.parse_args(argv)
 
     from envs.registry import get_task
+    from rl_core.config_io import apply_overrides, parse_override
     from rl_core.runner import OnPolicyRunner
 
     spec = get_task(args.task)
-    cfg = spec.default_config()
+    cfg = apply_overrides(spec.default_config(), dict(parse_override(o) for o in args.overrides))
     env_cfg = dataclasses.replace(cfg.env, num_envs=args.num_envs) if args.num_envs else cfg.env
     cfg = dataclasses.replace(cfg, env=env_cfg, runner=dataclasses.replace(cfg.runner, device=args.device))
     env = spec.make_env(cfg.env, torch.device(args.device))
@@ -75,7 +77,7 @@ def main(argv: list[str] | None = None) -> dict:
     c, l = statistics.median(collect_s), statistics.median(learn_s)
     total = sum(collect_s) + sum(learn_s)
     physics_share = physics_s[0] / total if physics_s[0] else None
-    result = {"task": args.task, "device": args.device, "num_envs": cfg.env.num_envs,
+    result = {"task": args.task, "device": args.device, "overrides": args.overrides, "num_envs": cfg.env.num_envs,
               "steps_per_env": cfg.runner.num_steps_per_env, "samples_per_s": batch / (c + l),
               "collection_s": c, "learning_s": l, "collection_share": c / (c + l),
               "physics_share": physics_share, "learning_share": sum(learn_s) / total,
