@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import mujoco
 import pytest
 import torch
 
@@ -14,12 +13,13 @@ pytestmark = pytest.mark.mjx
 N = 8
 
 
-@pytest.fixture(scope="module")
-def pair():
+@pytest.fixture(scope="module", params=["full", "feet"])
+def pair(request):
+    """The model with every collision (the default) and with the feet only (``env.collisions=feet``)."""
     pytest.importorskip("mujoco.mjx")
     from envs.physics.mjx import MjxPhysics
 
-    model = mujoco.MjModel.from_xml_path(str(robot.XML_PATH))
+    model = robot.load_model(request.param)
     return model, NativePhysics(model, N, 4, RANDOMIZED_FIELDS), MjxPhysics(model, N, 4, RANDOMIZED_FIELDS)
 
 
