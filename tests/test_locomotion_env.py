@@ -76,13 +76,13 @@ def test_time_out_is_truncation_and_auto_reset_gives_a_fresh_state(env):
     assert torch.allclose(qpos[1:, 2], torch.full((N - 1,), robot.BASE_HEIGHT))
 
 
-def test_torso_on_the_ground_terminates_and_is_not_truncation(env):
+def first_two_terminate(env: LocomotionEnv, place) -> None:
+    """Restart the first two robots in the pose ``place(qpos)`` sets, at rest; within 3 steps exactly those two
+    must end as terminated (never truncated)."""
     env.reset(seed=4)
     r = env.physics.read()
     qpos, qvel = r.qpos.clone(), torch.zeros_like(r.qvel)
-    upside_down = torch.tensor([0.0, 1.0, 0.0, 0.0])
-    qpos[:2, 2] = 0.06
-    qpos[:2, 3:7] = upside_down
+    place(qpos)
     mask = torch.zeros(N, dtype=torch.bool)
     mask[:2] = True
     env.physics.reset(mask, qpos, qvel)
@@ -93,6 +93,14 @@ def test_torso_on_the_ground_terminates_and_is_not_truncation(env):
         terminated |= term
         assert not (term & trunc).any()
     assert terminated[:2].all() and not terminated[2:].any()
+
+
+def test_torso_on_the_ground_terminates_and_is_not_truncation(env):
+    def upside_down_on_the_ground(qpos: torch.Tensor) -> None:
+        qpos[:2, 2] = 0.06
+        qpos[:2, 3:7] = torch.tensor([0.0, 1.0, 0.0, 0.0])
+
+    first_two_terminate(env, upside_down_on_the_ground)
 
 
 def test_resets_randomize_model_parameters_within_ranges(env):
@@ -163,23 +171,13 @@ def test_feet_only_collisions_end_episodes_on_tilt_and_height(backend):
     colliding = {env.model.geom(i).name for i in range(env.model.ngeom) if env.model.geom_contype[i]}
     assert colliding == {f"{leg}_foot" for leg in robot.LEGS}
     assert (env.model.opt.iterations, env.model.opt.ls_iterations) == (1, 5)
-    env.reset(seed=4)
-    r = env.physics.read()
-    qpos, qvel = r.qpos.clone(), torch.zeros_like(r.qvel)
-    qpos[0, 3:7] = torch.tensor([0.7071, 0.7071, 0.0, 0.0])  # rolled 90 degrees, at standing height
-    qpos[1, 2] = 0.10  # upright but low, legs folded up over the torso: it sinks through the floor
-    qpos[1, 3:7] = torch.tensor([1.0, 0.0, 0.0, 0.0])
-    qpos[1, 7:] = torch.tensor([0.0, 3.1, -1.0] * 4)
-    mask = torch.zeros(N, dtype=torch.bool)
-    mask[:2] = True
-    env.physics.reset(mask, qpos, qvel)
-    env.episode_length[:] = 0
-    terminated = torch.zeros(N, dtype=torch.bool)
-    for _ in range(3):
-        _, _, term, trunc, _ = env.step(torch.zeros(N, 12))
-        terminated |= term
-        assert not (term & trunc).any()
-    assert terminated[:2].all() and not terminated[2:].any()
+    def fallen(qpos: torch.Tensor) -> None:
+        qpos[0, 3:7] = torch.tensor([0.7071, 0.7071, 0.0, 0.0])  # rolled 90 degrees, at standing height
+        qpos[1, 2] = 0.10  # upright but low, legs folded up over the torso: it sinks through the floor
+        qpos[1, 3:7] = torch.tensor([1.0, 0.0, 0.0, 0.0])
+        qpos[1, 7:] = torch.tensor([0.0, 3.1, -1.0] * 4)
+
+    first_two_terminate(env, fallen)
     env.close()
 
 
