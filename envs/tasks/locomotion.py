@@ -211,7 +211,8 @@ class LocomotionEnv:
         terms = {name: w * values[name]() for name, w in self.reward_terms.items()}
         self.air_time *= ~contact_filt
         self.last_contacts = contact
-        reward = torch.stack(list(terms.values())).sum(0)
+        stacked = torch.stack(list(terms.values()))  # [terms, N]
+        reward = stacked.sum(0)
         if cfg.rewards.only_positive:
             reward = reward.clamp(min=0.0)
 
@@ -248,7 +249,7 @@ class LocomotionEnv:
             self._reset_envs(done)
             obs = torch.where(done.unsqueeze(1), self._observe(self.kinematics(self.physics.read())), final_obs)
 
-        log = {f"rew_{name}": v.mean() for name, v in terms.items()}
+        log = dict(zip((f"rew_{name}" for name in terms), stacked.mean(1).unbind()))  # one reduction, not one per term
         log.update(lin_vel_error=lin_err.mean(), yaw_rate_error=yaw_err.mean(), terminated=terminated.float().mean(),
                    truncated=truncated.float().mean(), diverged=diverged.float().mean())
         info = {"final_obs": {"policy": final_obs} if self._needed(truncated) else None, "log": log, "invalid": diverged,
