@@ -46,6 +46,11 @@ def init_from_environment(device: str) -> str:
         device = f"cuda:{local_rank}"
         torch.cuda.set_device(local_rank)
     if not dist.is_initialized():
+        # torch._dynamo (imported lazily by the first optimizer step) keeps a reference to a process group that
+        # exists when it is imported, so destroy_process_group() left gloo's threads running and a rank sometimes
+        # died at exit with "terminate called without an active exception" (SIGABRT). Imported first, it does not.
+        import torch._dynamo  # noqa: F401
+
         dist.init_process_group(backend="nccl" if device.startswith("cuda") else "gloo")
     return device
 

@@ -4,11 +4,14 @@
     python tests/distributed_worker.py OUT_DIR                            # one process, the whole batch
 
 Writes OUT_DIR/rank<r>.pt: the policy after the normalizer update and the PPO update. Used by
-tests/test_distributed.py to show that ranks stay identical and equal the single-process result.
+tests/test_distributed.py to show that ranks stay identical and equal the single-process result. On Linux it
+also writes OUT_DIR/rank<r>_threads.json: the names of the native threads left after ``distributed.shutdown()``
+(gloo's threads must be gone, or the process may abort at exit).
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -61,6 +64,10 @@ def main(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     torch.save({"policy": policy.state_dict(), "lr": float(alg.lr)}, out / f"rank{rank}.pt")
     distributed.shutdown()
+    tasks = Path("/proc/self/task")
+    if tasks.is_dir():
+        names = sorted((t / "comm").read_text().strip() for t in tasks.iterdir())
+        (out / f"rank{rank}_threads.json").write_text(json.dumps(names))
 
 
 if __name__ == "__main__":

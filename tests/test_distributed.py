@@ -35,6 +35,10 @@ def test_two_ranks_stay_identical_and_match_one_process_on_the_same_total_batch(
     assert r0["lr"] == r1["lr"] == pytest.approx(single["lr"])  # the adaptive rule saw the same (global) KL
     initial = torch.load(tmp_path / "one" / "rank0.pt", weights_only=True)["policy"]["obs_normalizer.count"]
     assert initial == 8 * 16  # the normalizer counted every rank's samples
+    for r in (0, 1):  # shutdown really ended gloo (its threads outliving it made ranks abort at exit now and then)
+        threads = tmp_path / "two" / f"rank{r}_threads.json"
+        if threads.exists():  # Linux
+            assert not [name for name in json.loads(threads.read_text()) if "gloo" in name]
 
 
 def test_torchrun_training_checkpoint_loads_in_single_process_play(tmp_path):
