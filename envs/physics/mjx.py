@@ -69,7 +69,7 @@ class MjxPhysics:
         batched = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (num_envs,) + x.shape).copy(), d0)
         # The simulation state is kept as the flat list of the Data pytree's arrays, and the model is a constant
         # of the compiled step: passing the Model and the Data as pytrees made every call flatten and hash them
-        # in Python (2.0 ms of host time per control step, measured with JAX on the CPU; 0.4 ms this way).
+        # in Python (a step call took 2.0 ms to return, now 0.9-1.2 ms, with JAX on the CPU at 16 envs).
         paths_leaves, treedef = jax.tree_util.tree_flatten_with_path(batched)
         self._leaves = [x for _, x in paths_leaves]
         self._slot = {jax.tree_util.keystr(path).lstrip("."): i for i, (path, _) in enumerate(paths_leaves)}
