@@ -18,11 +18,8 @@ import torch
 @contextmanager
 def single_threaded(enabled: bool = True) -> Iterator[None]:
     """Run the block with one torch intra-op thread (restored after); a no-op when ``enabled`` is False."""
-    if not enabled:
-        yield
-        return
     before = torch.get_num_threads()
-    if before == 1:
+    if not enabled or before == 1:
         yield
         return
     torch.set_num_threads(1)
