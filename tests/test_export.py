@@ -18,6 +18,7 @@ from configs.quadruped import quadruped_flat
 from deploy.onnx_policy import OnnxPolicy
 from deploy.sim2sim import PlainMujocoRobot
 from envs.gym import GymVecEnv
+from envs.robots.quadruped import QUADRUPED
 from envs.tasks.locomotion import LocomotionEnv
 from rl_core.export import ExportError, check_parity, export_jit, export_onnx, policy_metadata
 from rl_core.modules.actor_critic import ActorCritic
@@ -39,7 +40,7 @@ def quadruped():
     cfg = quadruped_flat()
     env_cfg = dataclasses.replace(cfg.env, num_envs=1, backend="native",
                                   noise=dataclasses.replace(cfg.env.noise, scale=0.0))
-    env = LocomotionEnv(env_cfg.for_evaluation())
+    env = LocomotionEnv(env_cfg.for_evaluation(), QUADRUPED)
     return env, _policy(env, cfg)
 
 
