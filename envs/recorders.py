@@ -18,11 +18,10 @@ Callbacks = tuple[Callable[[int], None], Callable[[], None]]
 
 def locomotion_video(env: Any, path: str, index: int, seconds: float) -> Callbacks:
     """An MP4 following robot ``index`` with its command and velocity captioned, and a gait plot (PNG) next to it."""
-    from envs.robots import quadruped as robot
     from envs.video import VideoRecorder, save_gait_plot
 
     steps = int(seconds / env.dt)
-    video = VideoRecorder(env.model)
+    video = VideoRecorder(env.model, camera=env.robot.camera)
     contacts, commands, velocities = [], [], []
 
     def on_step(t: int) -> None:
@@ -43,7 +42,7 @@ def locomotion_video(env: Any, path: str, index: int, seconds: float) -> Callbac
     def finish() -> None:
         out = video.save(path, fps=1.0 / env.dt)
         video.close()
-        plot = save_gait_plot(np.array(contacts), env.dt, robot.LEGS, np.array(commands), np.array(velocities),
+        plot = save_gait_plot(np.array(contacts), env.dt, env.robot.foot_names, np.array(commands), np.array(velocities),
                               Path(path).with_suffix(".png"))
         print(f"wrote {out} and {plot}")
 
@@ -77,7 +76,7 @@ def viewer(env: Any, index: int) -> Callbacks:
     handle = mujoco.viewer.launch_passive(env.model, data)
     with handle.lock():  # follow the robot
         handle.cam.type = mujoco.mjtCamera.mjCAMERA_TRACKING
-        handle.cam.trackbodyid = env.torso_id
+        handle.cam.trackbodyid = env.robot.base_body_id
         handle.cam.distance = 1.5
     clock = [time.perf_counter()]
 
