@@ -18,6 +18,10 @@ def spec_error(robot: str, field: str, problem: str, available: Sequence[str], w
     return UserError(f"robot spec '{robot}' field {field}: {problem}; the model's {what}: {listed or '(none)'}")
 
 
+def _singular(what: str) -> str:
+    return what[:-3] + "y" if what.endswith("ies") else what[:-1] if what.endswith("s") else what
+
+
 def _compile(robot: str, field: str, pattern: str) -> re.Pattern[str]:
     try:
         return re.compile(pattern)
@@ -36,7 +40,7 @@ def match_each(robot: str, field: str, patterns: Sequence[str], names: Sequence[
         rx = _compile(robot, field, p)
         hits = [i for i, n in enumerate(names) if rx.fullmatch(n)]
         if not hits:
-            raise spec_error(robot, field, f"{p!r} matches no {what[:-1] if what.endswith('s') else what}", names, what)
+            raise spec_error(robot, field, f"{p!r} matches no {_singular(what)}", names, what)
         for i in hits:
             if unique and i in out:
                 raise spec_error(robot, field, f"{names[i]!r} is matched twice (again by {p!r})", names, what)
@@ -49,7 +53,7 @@ def assign(robot: str, field: str, patterns: Sequence[str], targets: Sequence[st
     compiled = [_compile(robot, field, p) for p in patterns]
     for p, rx in zip(patterns, compiled):
         if not any(rx.fullmatch(t) for t in targets):
-            raise spec_error(robot, field, f"{p!r} matches no {what[:-1]}", targets, what)
+            raise spec_error(robot, field, f"{p!r} matches no {_singular(what)}", targets, what)
     out = []
     for t in targets:
         hits = [k for k, rx in enumerate(compiled) if rx.fullmatch(t)]

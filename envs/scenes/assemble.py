@@ -92,9 +92,9 @@ def build(robot: RobotSpec, collisions: str = "full", solver_iterations: int | N
     if bool(robot.foot_geoms) == bool(robot.foot_bodies):
         raise UserError(f"robot spec '{name}' field foot_geoms / foot_bodies: give exactly one of them")
     if robot.foot_geoms:
-        cnames = [geoms[g] for g in colliding]
-        foot_geoms = [colliding[i] for i in match_each(name, "foot_geoms", robot.foot_geoms, cnames,
-                                                       "named collision geoms")]
+        named = [g for g in colliding if geoms[g]]
+        foot_geoms = [named[i] for i in match_each(name, "foot_geoms", robot.foot_geoms, [geoms[g] for g in named],
+                                                   "named collision geoms")]
         foot_names = [geoms[g] for g in foot_geoms]
     else:
         foot_ids = match_each(name, "foot_bodies", robot.foot_bodies, bodies, "bodies")
