@@ -13,10 +13,12 @@ from typing import Any
 
 import numpy as np
 
+from rl_core.env_api import SimulatedRobot
+
 Callbacks = tuple[Callable[[int], None], Callable[[], None]]
 
 
-def locomotion_video(env: Any, path: str, index: int, seconds: float) -> Callbacks:
+def locomotion_video(env: SimulatedRobot, path: str, index: int, seconds: float) -> Callbacks:
     """An MP4 following robot ``index`` with its command and velocity captioned, and a gait plot (PNG) next to it."""
     from envs.video import VideoRecorder, save_gait_plot
 
@@ -67,7 +69,7 @@ def gym_video(env: Any, path: str, index: int, seconds: float) -> Callbacks:
     return on_step, finish
 
 
-def viewer(env: Any, index: int) -> Callbacks:
+def viewer(env: SimulatedRobot, index: int) -> Callbacks:
     """MuJoCo's interactive viewer showing robot ``index`` in real time (needs a display)."""
     import mujoco
     import mujoco.viewer

@@ -32,7 +32,7 @@ from envs.tasks import locomotion_rewards as R
 from envs.tasks.locomotion_config import LocomotionEnvConfig
 from envs.tasks.rotations import from_yaw, rotate_inverse
 from rl_core import breakdown
-from rl_core.env_api import ActionSpec, Obs
+from rl_core.env_api import ActionSpec, Obs, StepInfo
 
 OBS_SCALES = {"lin_vel": 2.0, "ang_vel": 0.25, "joint_pos": 1.0, "joint_vel": 0.05}
 """Observation scales (legged_gym); the commands use the matching lin_vel / ang_vel scales."""
@@ -224,7 +224,7 @@ class LocomotionEnv:
         with single_threaded(self._cpu):
             return self._reset(seed)
 
-    def step(self, actions: torch.Tensor) -> tuple[Obs, torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:
+    def step(self, actions: torch.Tensor) -> tuple[Obs, torch.Tensor, torch.Tensor, torch.Tensor, StepInfo]:
         with single_threaded(self._cpu):
             return self._step(actions)
 
@@ -237,7 +237,7 @@ class LocomotionEnv:
                                                 device=self.device)
         return {"policy": self._observe(self.kinematics(self.physics.read()))}
 
-    def _step(self, actions: torch.Tensor) -> tuple[Obs, torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:
+    def _step(self, actions: torch.Tensor) -> tuple[Obs, torch.Tensor, torch.Tensor, torch.Tensor, StepInfo]:
         cfg = self.cfg
         actions = actions.to(self.device).clamp(-cfg.clip_actions, cfg.clip_actions)
         targets = self.default_joint_pos + self.action_scale * actions
@@ -301,9 +301,10 @@ class LocomotionEnv:
         log = dict(zip((f"rew_{name}" for name in terms), stacked.mean(1).unbind()))  # one reduction, not one per term
         log.update(lin_vel_error=lin_err.mean(), yaw_rate_error=yaw_err.mean(), terminated=terminated.float().mean(),
                    truncated=truncated.float().mean(), diverged=diverged.float().mean())
-        info = {"final_obs": {"policy": final_obs} if self._needed(truncated) else None, "log": log, "invalid": diverged,
-                "metrics": {"lin_vel_tracking_error": lin_err, "yaw_rate_tracking_error": yaw_err},
-                "breakdown": {name: commands[:, j] for j, name in enumerate(COMMANDS)}}
+        info: StepInfo = {
+            "final_obs": {"policy": final_obs} if self._needed(truncated) else None, "log": log, "invalid": diverged,
+            "metrics": {"lin_vel_tracking_error": lin_err, "yaw_rate_tracking_error": yaw_err},
+            "breakdown": {name: commands[:, j] for j, name in enumerate(COMMANDS)}}
         return {"policy": obs}, reward, terminated, truncated, info
 
     def close(self) -> None:
