@@ -12,14 +12,15 @@ from envs.tasks.locomotion import LocomotionEnv
 from envs.tasks.locomotion_config import LocomotionEnvConfig
 from rl_core.env_api import VecEnv
 
-BACKENDS = ["native", pytest.param("mjx", marks=pytest.mark.mjx)]
+BACKENDS = ["native", pytest.param("mjx", marks=pytest.mark.mjx), pytest.param("warp", marks=pytest.mark.warp)]
+_NEEDS = {"mjx": "mujoco.mjx", "warp": "mujoco_warp"}
 N = 16
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
 def env(request):
-    if request.param == "mjx":
-        pytest.importorskip("mujoco.mjx")
+    if request.param in _NEEDS:
+        pytest.importorskip(_NEEDS[request.param])
     e = LocomotionEnv(LocomotionEnvConfig(num_envs=N, backend=request.param))
     yield e
     e.close()
@@ -148,7 +149,7 @@ def test_zero_noise_config_gives_noise_free_observations():
 
 
 def test_nan_state_is_detected_reset_and_marked_invalid(env):
-    """NaN velocities in two envs: MuJoCo C resets them itself (warning counters), MJX leaves NaN (isfinite)."""
+    """NaN velocities in two envs: MuJoCo C resets them itself (warning counters), MJX and Warp leave NaN (isfinite)."""
     env.reset(seed=6)
     mask = torch.zeros(N, dtype=torch.bool)
     mask[[2, 9]] = True
@@ -164,8 +165,8 @@ def test_nan_state_is_detected_reset_and_marked_invalid(env):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_feet_only_collisions_end_episodes_on_tilt_and_height(backend):
-    if backend == "mjx":
-        pytest.importorskip("mujoco.mjx")
+    if backend in _NEEDS:
+        pytest.importorskip(_NEEDS[backend])
     env = LocomotionEnv(LocomotionEnvConfig(num_envs=N, backend=backend, collisions="feet", solver_iterations=1,
                                             ls_iterations=5))
     colliding = {env.model.geom(i).name for i in range(env.model.ngeom) if env.model.geom_contype[i]}

@@ -19,6 +19,7 @@ from envs.physics.cpu_threads import single_threaded
 from envs.physics.factory import make_physics, resolve_backend
 from envs.robots import quadruped as robot
 from envs.tasks import locomotion_rewards as R
+from envs.tasks.graphed_step import GraphedStep
 from envs.tasks.locomotion_config import LocomotionEnvConfig
 from envs.tasks.rotations import from_yaw, rotate_inverse
 from rl_core import breakdown
@@ -47,7 +48,7 @@ class LocomotionEnv:
         self.model = robot.load_model(cfg.collisions, cfg.solver_iterations, cfg.ls_iterations)
         N = self.num_envs = cfg.num_envs
         self.physics = make_physics(self.model, N, cfg.decimation, RANDOMIZED_FIELDS, self.backend,
-                                    device, cfg.physics_threads, cfg.mjx_impl)
+                                    device, cfg.physics_threads, cfg.mjx_impl, cfg.warp_nconmax, cfg.warp_njmax)
         self.device = dev = self.physics.device
         self.dt = cfg.decimation * self.model.opt.timestep
         self.max_episode_length = math.ceil(cfg.episode_length_s / self.dt)
@@ -82,6 +83,8 @@ class LocomotionEnv:
         self._all = torch.ones(N, dtype=torch.bool, device=dev)
         self._cpu = dev.type == "cpu"
         self._cos_fall_tilt = math.cos(cfg.fall_tilt)
+        graphable = cfg.cuda_graph and self.backend == "warp" and dev.type == "cuda"
+        self._graphed = GraphedStep(self, self._step, _TASK_STATE, self.generator) if graphable else None
 
     # ------------------------------------------------------------------------------------ helpers
     def _needed(self, mask: torch.Tensor) -> bool:
@@ -169,6 +172,8 @@ class LocomotionEnv:
             return self._reset(seed)
 
     def step(self, actions: torch.Tensor) -> tuple[Obs, torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:
+        if self._graphed is not None:
+            return self._graphed(actions.to(self.device))
         with single_threaded(self._cpu):
             return self._step(actions)
 
