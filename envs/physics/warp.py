@@ -6,8 +6,8 @@
   (``put_model(..., batch_sizes=...)``): domain randomization writes into them, nothing recompiles.
 - The ``nsubsteps`` physics steps of a control step are captured once as a graph and replayed
   (``wp.capture_launch``), on torch's current stream, so torch's writes before a step and reads after it are
-  ordered without a host sync. When torch itself is capturing a CUDA graph (the whole env step, see
-  ``envs/tasks/graphed_step.py``), the substeps are recorded into torch's graph instead (``external=True``).
+  ordered without a host sync. The task logic around it can be a torch CUDA graph of its own
+  (``envs/tasks/graphed_step.py``): it reads and writes the same fixed memory.
 - Contact and constraint buffers are sized per world (``nconmax`` / ``njmax``; defaults from mujoco_warp's
   own estimate for the model). A world whose buffers overflowed lost contacts or constraints in that step:
   it is reported as ``unstable`` and the task resets it, as it does a diverged one. Warp does not reset a
@@ -104,7 +104,7 @@ class WarpPhysics:
             self._mjw.step(self.m, self.d)
 
     def _capture(self) -> None:
-        """Compile (one eager step on a copy-free scratch run) and capture the substeps as a graph."""
+        """Compile (one eager step, then the state is put back) and capture the substeps as a graph."""
         wp = self._wp
         saved = {k: v.clone() for k, v in self._state.items()}
         if self.device.type == "cuda":
@@ -126,16 +126,10 @@ class WarpPhysics:
 
     def step(self, ctrl: torch.Tensor) -> None:
         wp = self._wp
-        self._state["ctrl"].copy_(ctrl)
-        self._overflow.zero_()
-        if self.device.type == "cuda" and torch.cuda.is_current_stream_capturing():
-            # Inside torch's capture of the whole env step: record the substeps into torch's graph.
-            stream = self._warp_stream()
-            with wp.ScopedStream(stream), wp.ScopedCapture(stream=stream, external=True):
-                self._substeps()
-            return
         if self._graph is None:
             self._capture()
+        self._state["ctrl"].copy_(ctrl)
+        self._overflow.zero_()
         if self.device.type == "cuda":
             wp.capture_launch(self._graph, stream=self._warp_stream())
         else:

@@ -84,7 +84,7 @@ class LocomotionEnv:
         self._cpu = dev.type == "cpu"
         self._cos_fall_tilt = math.cos(cfg.fall_tilt)
         graphable = cfg.cuda_graph and self.backend == "warp" and dev.type == "cuda"
-        self._graphed = GraphedStep(self, self._step, _TASK_STATE, self.generator) if graphable else None
+        self._graphed = GraphedStep(self, self._act, self._finish_step, _TASK_STATE, self.generator) if graphable else None
 
     # ------------------------------------------------------------------------------------ helpers
     def _needed(self, mask: torch.Tensor) -> bool:
@@ -173,7 +173,7 @@ class LocomotionEnv:
 
     def step(self, actions: torch.Tensor) -> tuple[Obs, torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:
         if self._graphed is not None:
-            return self._graphed(actions.to(self.device))
+            return self._graphed(actions)
         with single_threaded(self._cpu):
             return self._step(actions)
 
@@ -187,9 +187,18 @@ class LocomotionEnv:
         return {"policy": self._observe(self.kinematics(self.physics.read()))}
 
     def _step(self, actions: torch.Tensor) -> tuple[Obs, torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:
-        cfg = self.cfg
-        actions = actions.to(self.device).clamp(-cfg.clip_actions, cfg.clip_actions)
+        return self._finish_step(self._act(actions))
+
+    def _act(self, actions: torch.Tensor) -> torch.Tensor:
+        """Clip the actions and advance the physics by one control step; returns the clipped actions."""
+        clip = self.cfg.clip_actions
+        actions = actions.to(self.device).clamp(-clip, clip)
         self.physics.step(self.default_joint_pos + robot.ACTION_SCALE * actions)
+        return actions
+
+    def _finish_step(self, actions: torch.Tensor) -> tuple[Obs, torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:
+        """Everything after the physics: observations, rewards, terminations, resets (torch only)."""
+        cfg = self.cfg
         r = self.physics.read()
         k = self.kinematics(r)
         self.episode_length += 1

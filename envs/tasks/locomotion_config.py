@@ -149,8 +149,8 @@ class LocomotionEnvConfig(EnvConfig):
     warp_njmax: Optional[int] = None
     """backend warp: constraint rows per world (null: mujoco_warp's estimate); overflow handled as above."""
     cuda_graph: bool = True
-    """backend warp on a GPU: capture the whole env step (physics substeps + task logic) as one CUDA graph and
-    replay it (false: the physics substeps alone are a graph and the task logic runs op by op)."""
+    """backend warp on a GPU: replay the task logic of a step (observations, rewards, resets: a few hundred
+    small torch ops) as one CUDA graph after the physics' own graph (false: the task logic runs op by op)."""
     physics_threads: int = 0
     """Threads of the native backend (0: all cores)."""
     decimation: int = 4
