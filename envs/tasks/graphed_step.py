@@ -76,6 +76,8 @@ class GraphedStep:
             current.wait_stream(self._stream)
             return out
         if not self._bound(x):
+            if not hasattr(torch.cuda.CUDAGraph, "register_generator_state"):  # torch < 2.5: no graph-safe generator
+                return self.finish(x)
             self._capture(x)
         assert self._input is not None and self.graph is not None
         self._input.copy_(x)
