@@ -1,11 +1,13 @@
 """Env throughput of quadruped-flat per physics backend, against raw stepping of the same backend.
 
-For each backend: (1) raw physics: ``physics.step`` with fixed controls (the substeps only, no task logic);
+For each backend: (1) raw physics: ``physics.step`` with fixed controls (the substeps only, no task logic; on
+warp the graph-captured mujoco_warp substeps);
 (2) the full env: ``env.step`` (physics + observations, rewards, resets, randomization). The ratio
 env / raw is the share of the physics speed that the task logic keeps.
 
     python bench/env_throughput.py                                 # native backend, 2048 envs
     python bench/env_throughput.py --backend mjx --device cuda --num-envs 4096 8192
+    python bench/env_throughput.py --backend warp --device cuda --num-envs 4096 8192 16384
     python bench/env_throughput.py --backend mjx --collisions feet --solver-iterations 1 --ls-iterations 5
 """
 
@@ -36,7 +38,7 @@ def measure(fn, steps: int, env) -> float:
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--backend", default="native", choices=["native", "mjx"])
+    p.add_argument("--backend", default="native", choices=["native", "mjx", "warp"])
     p.add_argument("--device", default="cpu")
     p.add_argument("--num-envs", type=int, nargs="+", default=[2048])
     p.add_argument("--steps", type=int, default=50, help="control steps timed per measurement")

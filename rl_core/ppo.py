@@ -7,6 +7,7 @@ from torch import nn
 
 from rl_core import distributed
 from rl_core.config import PPOConfig
+from rl_core.graphed_update import GraphedMinibatch
 from rl_core.modules.actor_critic import ActorCritic
 from rl_core.storage import RolloutStorage, gather
 
@@ -82,12 +83,21 @@ class PPO:
         self.policy, self.cfg, self.total_iterations = policy, cfg, total_iterations
         # The lr is a 0-d tensor that the fused Adam reads in place: the adaptive rule never syncs the host.
         self.lr = torch.tensor(cfg.learning_rate, dtype=torch.float32, device=device)
-        self.optimizer = torch.optim.Adam(policy.parameters(), lr=self.lr, eps=cfg.adam_eps, fused=True)
+        # capturable on a GPU: the step counts live on the device, so a CUDA graph can replay the update.
+        self.optimizer = torch.optim.Adam(policy.parameters(), lr=self.lr, eps=cfg.adam_eps, fused=True,
+                                          capturable=device.type == "cuda")
         # Read by the fused Adam kernel (as with a GradScaler): where it is non-zero the step leaves the parameters
         # and the optimizer state untouched, decided on the device with no host sync.
         self.found_inf = torch.zeros((), device=device)
         self.optimizer.found_inf = self.found_inf
         self._loss_backward = torch.compile(self._loss_and_backward) if cfg.compile else self._loss_and_backward
+        critic = policy.critic_parameters()
+        critic_ids = {id(p) for p in critic}
+        actor = [p for p in policy.parameters() if id(p) not in critic_ids]  # actor MLP, action std, encoder...
+        self._groups = [actor, critic] if cfg.clip_grad_per_network else [actor + critic]
+        self._params = actor + critic
+        graphed = cfg.cuda_graph and device.type == "cuda" and distributed.world_size() == 1
+        self._graphed = GraphedMinibatch(self._minibatch, device) if graphed else None
 
     def _loss_and_backward(self, flat: dict[str, torch.Tensor], idx: torch.Tensor
                            ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
@@ -102,38 +112,43 @@ class PPO:
             frac = 1.0 - iteration / max(1, self.total_iterations)
             self.lr.fill_(max(self.cfg.learning_rate * frac, 0.0))
 
+    def _minibatch(self, flat: dict[str, torch.Tensor], idx: torch.Tensor) -> dict[str, torch.Tensor]:
+        """One minibatch: loss and gradients, adaptive lr, clipping, the Adam step (skipped on the device when the
+        loss or gradient is not finite). Fixed shapes and no host sync, so a CUDA graph can capture it whole.
+        Returns the minibatch's metrics and ``nonfinite`` (1.0 where its step was skipped)."""
+        cfg = self.cfg
+        self.optimizer.zero_grad(set_to_none=True)
+        loss, metrics = self._loss_backward(flat, idx)
+        distributed.all_reduce_mean_(metrics["kl"])  # one learning rate on every rank
+        if cfg.schedule == "adaptive":
+            self.lr.copy_(adaptive_lr(self.lr, metrics["kl"], cfg.desired_kl))
+        distributed.average_gradients_(self._params)
+        norms = [nn.utils.clip_grad_norm_(g, cfg.max_grad_norm) for g in self._groups]  # norms before clipping
+        metrics["grad_norm"] = torch.linalg.vector_norm(torch.stack(norms))
+        bad = ~(torch.isfinite(loss) & torch.isfinite(metrics["grad_norm"]))
+        self.found_inf.copy_(bad)  # a non-finite loss or gradient skips this optimizer step
+        self.optimizer.step()
+        metrics["nonfinite"] = bad.float()
+        return metrics
+
     def update(self, storage: RolloutStorage, generator: torch.Generator | None) -> dict[str, torch.Tensor]:
         """Epochs x minibatches of PPO; returns per-iteration means of the loss metrics (on device)."""
         cfg = self.cfg
         if not cfg.normalize_advantage_per_minibatch:
             storage.advantages = normalize(storage.advantages, storage.weights)
-        critic = self.policy.critic_parameters()
-        critic_ids = {id(p) for p in critic}
-        actor = [p for p in self.policy.parameters() if id(p) not in critic_ids]  # actor MLP, action std, encoder...
-        groups = [actor, critic] if cfg.clip_grad_per_network else [actor + critic]
-        params = actor + critic
         sums: dict[str, torch.Tensor] = {}
-        nonfinite = torch.zeros((), device=self.lr.device)
         count = 0
         flat = storage.flat()
-        for idx in storage.minibatch_indices(cfg.num_mini_batches, cfg.num_learning_epochs, generator):
-            self.optimizer.zero_grad(set_to_none=True)
-            loss, metrics = self._loss_backward(flat, idx)
-            distributed.all_reduce_mean_(metrics["kl"])  # one learning rate on every rank
-            if cfg.schedule == "adaptive":
-                self.lr.copy_(adaptive_lr(self.lr, metrics["kl"], cfg.desired_kl))
-            distributed.average_gradients_(params)
-            norms = [nn.utils.clip_grad_norm_(g, cfg.max_grad_norm) for g in groups]  # norms before clipping
-            metrics["grad_norm"] = torch.linalg.vector_norm(torch.stack(norms))
-            bad = ~(torch.isfinite(loss) & torch.isfinite(metrics["grad_norm"]))
-            self.found_inf.copy_(bad)  # a non-finite loss or gradient skips this optimizer step
-            nonfinite += bad
-            self.optimizer.step()
+        indices = storage.minibatch_indices(cfg.num_mini_batches, cfg.num_learning_epochs, generator)
+        steps = (self._graphed.run(flat, indices) if self._graphed is not None
+                 else (self._minibatch(flat, idx) for idx in indices))
+        for metrics in steps:
             for k, v in metrics.items():
                 sums[k] = sums[k] + v if k in sums else v.clone()
             count += 1
             if cfg.target_kl is not None and bool(metrics["kl"] > cfg.target_kl):  # opt-in early stop: one sync
                 break
+        nonfinite = sums.pop("nonfinite")
         out = {k: v / count for k, v in sums.items()}
         out["learning_rate"] = self.lr.clone()
         out["num_minibatch_updates"] = torch.tensor(float(count))
@@ -150,3 +165,4 @@ class PPO:
         self.lr.fill_(state["lr"])
         for g in self.optimizer.param_groups:
             g["lr"] = self.lr
+            g["capturable"] = self.lr.device.type == "cuda"  # a checkpoint may come from the other kind of device

@@ -14,27 +14,29 @@ from envs.tasks.locomotion_config import LocomotionEnvConfig
 from rl_core.env_api import VecEnv
 from tests.locomotion_tasks import EXAMPLE_TASK, LOCOMOTION_TASKS, make_task_env
 
-BACKENDS = ["native", pytest.param("mjx", marks=pytest.mark.mjx)]
+BACKENDS = ["native", pytest.param("mjx", marks=pytest.mark.mjx), pytest.param("warp", marks=pytest.mark.warp)]
+_NEEDS = {"mjx": "mujoco.mjx", "warp": "mujoco_warp"}
 N = 16
 
 
 def _params() -> list:
-    """(task, backend) pairs; MJX marked ``mjx``, and the example robot on MJX also ``slow`` (its compile alone
-    takes about 30 s on the 2-core CPU; the quadruped's MJX compile stays in the default suite)."""
+    """(task, backend) pairs; MJX / Warp marked ``mjx`` / ``warp``, and the example robot on them also ``slow``
+    (its MJX compile alone takes about 30 s on the 2-core CPU; the quadruped's stays in the default suite)."""
     out = []
     for task in LOCOMOTION_TASKS:
         name = task.rsplit("/", 1)[-1]
         out.append(pytest.param((task, "native"), id=f"{name}-native"))
-        marks = [pytest.mark.mjx] + ([pytest.mark.slow] if task == EXAMPLE_TASK else [])
-        out.append(pytest.param((task, "mjx"), id=f"{name}-mjx", marks=marks))
+        for backend in ("mjx", "warp"):
+            marks = [getattr(pytest.mark, backend)] + ([pytest.mark.slow] if task == EXAMPLE_TASK else [])
+            out.append(pytest.param((task, backend), id=f"{name}-{backend}", marks=marks))
     return out
 
 
 @pytest.fixture(scope="module", params=_params())
 def env(request):
     task, backend = request.param
-    if backend == "mjx":
-        pytest.importorskip("mujoco.mjx")
+    if backend in _NEEDS:
+        pytest.importorskip(_NEEDS[backend])
     e = make_task_env(task, num_envs=N, backend=backend)
     yield e
     e.close()
@@ -168,7 +170,7 @@ def test_zero_noise_config_gives_noise_free_observations():
 
 
 def test_nan_state_is_detected_reset_and_marked_invalid(env):
-    """NaN velocities in two envs: MuJoCo C resets them itself (warning counters), MJX leaves NaN (isfinite)."""
+    """NaN velocities in two envs: MuJoCo C resets them itself (warning counters), MJX and Warp leave NaN (isfinite)."""
     env.reset(seed=6)
     mask = torch.zeros(N, dtype=torch.bool)
     mask[[2, 9]] = True
@@ -184,8 +186,8 @@ def test_nan_state_is_detected_reset_and_marked_invalid(env):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_feet_only_collisions_end_episodes_on_tilt_and_height(backend):
-    if backend == "mjx":
-        pytest.importorskip("mujoco.mjx")
+    if backend in _NEEDS:
+        pytest.importorskip(_NEEDS[backend])
     env = LocomotionEnv(LocomotionEnvConfig(num_envs=N, backend=backend, collisions="feet", solver_iterations=1,
                                             ls_iterations=5), QUADRUPED)
     colliding = {env.model.geom(i).name for i in range(env.model.ngeom) if env.model.geom_contype[i]}

@@ -13,7 +13,7 @@ from typing import Literal, Protocol
 
 import torch
 
-Backend = Literal["native", "mjx"]
+Backend = Literal["native", "mjx", "warp"]
 
 STATE_FIELDS = ("qpos", "qvel", "qacc_warmstart", "ctrl", "time")
 """The physics state saved in checkpoints: with it a simulation continues exactly as it would have."""
@@ -32,8 +32,9 @@ class PhysicsReadout:
     actuator_force: torch.Tensor
     """Actuator forces (joint torques) ``[N, nu]``."""
     unstable: torch.Tensor | None = None
-    """``[N]`` bool: the backend met a NaN / Inf / huge state in the last step and reset that simulation itself
-    (MuJoCo C does, with a warning); None where the backend leaves the bad state in place (MJX)."""
+    """``[N]`` bool: the last step of that simulation went wrong in a way only the backend sees (MuJoCo C met a
+    bad state and reset it itself, with a warning; MuJoCo Warp overflowed its contact or constraint buffers);
+    the task resets it. None where the backend has no such signal (MJX)."""
 
 
 class Physics(Protocol):
@@ -47,7 +48,7 @@ class Physics(Protocol):
         ...
 
     def read(self) -> PhysicsReadout:
-        """The current state and the derived fields of the last substep."""
+        """The current state and the derived fields of the last substep; later steps do not change these tensors."""
         ...
 
     def reset(self, mask: torch.Tensor, qpos: torch.Tensor, qvel: torch.Tensor) -> None:

@@ -29,6 +29,7 @@ from envs.robots.resolved import ResolvedRobot
 from envs.robots.spec import RobotSpec
 from envs.scenes.assemble import build
 from envs.tasks import locomotion_rewards as R
+from envs.tasks.graphed_step import GraphedStep
 from envs.tasks.locomotion_config import LocomotionEnvConfig
 from envs.tasks.rotations import from_yaw, rotate_inverse
 from rl_core import breakdown
@@ -73,7 +74,7 @@ class LocomotionEnv:
         self.model = self.robot.model
         N = self.num_envs = cfg.num_envs
         self.physics = make_physics(self.model, N, cfg.decimation, RANDOMIZED_FIELDS, self.backend,
-                                    device, cfg.physics_threads, cfg.mjx_impl)
+                                    device, cfg.physics_threads, cfg.mjx_impl, cfg.warp_nconmax, cfg.warp_njmax)
         self.device = dev = self.physics.device
         self.dt = cfg.decimation * self.model.opt.timestep
         self.max_episode_length = math.ceil(cfg.episode_length_s / self.dt)
@@ -129,6 +130,8 @@ class LocomotionEnv:
         self._all = torch.ones(N, dtype=torch.bool, device=dev)
         self._cpu = dev.type == "cpu"
         self._cos_fall_tilt = math.cos(cfg.fall_tilt)
+        graphable = cfg.cuda_graph and self.backend == "warp" and dev.type == "cuda"
+        self._graphed = GraphedStep(self, self._act, self._finish_step, _TASK_STATE, self.generator) if graphable else None
 
     # ------------------------------------------------------------------------------------ helpers
     def _needed(self, mask: torch.Tensor) -> bool:
@@ -225,6 +228,8 @@ class LocomotionEnv:
             return self._reset(seed)
 
     def step(self, actions: torch.Tensor) -> tuple[Obs, torch.Tensor, torch.Tensor, torch.Tensor, StepInfo]:
+        if self._graphed is not None:
+            return self._graphed(actions)
         with single_threaded(self._cpu):
             return self._step(actions)
 
@@ -238,10 +243,19 @@ class LocomotionEnv:
         return {"policy": self._observe(self.kinematics(self.physics.read()))}
 
     def _step(self, actions: torch.Tensor) -> tuple[Obs, torch.Tensor, torch.Tensor, torch.Tensor, StepInfo]:
-        cfg = self.cfg
-        actions = actions.to(self.device).clamp(-cfg.clip_actions, cfg.clip_actions)
+        return self._finish_step(self._act(actions))
+
+    def _act(self, actions: torch.Tensor) -> torch.Tensor:
+        """Clip the actions and advance the physics by one control step; returns the clipped actions."""
+        clip = self.cfg.clip_actions
+        actions = actions.to(self.device).clamp(-clip, clip)
         targets = self.default_joint_pos + self.action_scale * actions
         self.physics.step(targets if self._ctrl_order is None else targets[:, self._ctrl_order])
+        return actions
+
+    def _finish_step(self, actions: torch.Tensor) -> tuple[Obs, torch.Tensor, torch.Tensor, torch.Tensor, StepInfo]:
+        """Everything after the physics: observations, rewards, terminations, resets (torch only)."""
+        cfg = self.cfg
         r = self.physics.read()
         k = self.kinematics(r)
         self.episode_length += 1

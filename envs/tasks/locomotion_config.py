@@ -138,10 +138,19 @@ class LocomotionEnvConfig(EnvConfig):
 
     num_envs: int = 2048
     """Number of robots simulated in lock-step."""
-    backend: Literal["auto", "native", "mjx"] = "auto"
-    """Physics: native (MuJoCo C on a thread pool, the CPU default), mjx (MJX/JAX, the GPU default); auto picks by runner.device."""
+    backend: Literal["auto", "native", "mjx", "warp"] = "auto"
+    """Physics: native (MuJoCo C on a thread pool, the CPU default), warp (MuJoCo Warp driven from torch, the GPU
+    default when installed), mjx (MJX/JAX); auto picks by runner.device and what is installed."""
     mjx_impl: Literal["jax", "warp"] = "jax"
     """MJX implementation (backend mjx only): jax (XLA) or warp (MuJoCo Warp, NVIDIA GPUs, needs warp-lang)."""
+    warp_nconmax: Optional[int] = None
+    """backend warp: contacts per world that its buffers hold (null: mujoco_warp's estimate for the model). A
+    world that overflows it in a step is reset and that transition not learned from (Env/diverged)."""
+    warp_njmax: Optional[int] = None
+    """backend warp: constraint rows per world (null: mujoco_warp's estimate); overflow handled as above."""
+    cuda_graph: bool = True
+    """backend warp on a GPU: replay the task logic of a step (observations, rewards, resets: a few hundred
+    small torch ops) as one CUDA graph after the physics' own graph (false: the task logic runs op by op)."""
     physics_threads: int = 0
     """Threads of the native backend (0: all cores)."""
     decimation: int = 4
@@ -184,7 +193,7 @@ class LocomotionEnvConfig(EnvConfig):
         require(self.decimation >= 1, "env.decimation", self.decimation, "an integer >= 1")
         require(0 < self.fall_tilt <= math.pi, "env.fall_tilt", self.fall_tilt, "a number in (0, pi] (radians)")
         require(self.fall_height >= 0, "env.fall_height", self.fall_height, "a number >= 0 (metres)")
-        for name in ("solver_iterations", "ls_iterations"):
+        for name in ("solver_iterations", "ls_iterations", "warp_nconmax", "warp_njmax"):
             value = getattr(self, name)
             require(value is None or value >= 1, f"env.{name}", value, "null or an integer >= 1")
         require(self.episode_length_s > 0, "env.episode_length_s", self.episode_length_s, "a number > 0")

@@ -1,0 +1,170 @@
+"""MuJoCo Warp backend (``mujoco-warp`` + ``warp-lang``) driven from torch, with no JAX.
+
+- State, sensors and the per-simulation model fields are zero-copy torch views of the Warp arrays
+  (``wp.to_torch``); the task reads and writes them in place, so nothing is copied between the frameworks.
+- Per-simulation model fields (friction, masses, gains) are world-batched arrays of the Warp model
+  (``put_model(..., batch_sizes=...)``): domain randomization writes into them, nothing recompiles.
+- The ``nsubsteps`` physics steps of a control step are captured once as a graph and replayed
+  (``wp.capture_launch``), on torch's current stream, so torch's writes before a step and reads after it are
+  ordered without a host sync. The task logic around it can be a torch CUDA graph of its own
+  (``envs/tasks/graphed_step.py``): it reads and writes the same fixed memory.
+- Contact and constraint buffers are sized per world (``nconmax`` / ``njmax``; defaults from mujoco_warp's
+  own estimate for the model). A world whose buffers overflowed lost contacts or constraints in that step:
+  it is reported as ``unstable`` and the task resets it, as it does a diverged one. Warp does not reset a
+  diverged simulation itself; the task detects NaN / huge velocities, as on MJX.
+
+Warp is imported here only. Its kernel cache lives under ``LEGGED_MJX_WARP_CACHE`` (default
+``~/.cache/legged-mjx/warp``): the first build of this model's kernels takes about 20 s on the CPU device.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import mujoco
+import torch
+
+from envs.physics.base import STATE_FIELDS, PhysicsReadout
+
+CACHE_DIR = Path(os.environ.get("LEGGED_MJX_WARP_CACHE", Path.home() / ".cache" / "legged-mjx" / "warp"))
+"""Warp's kernel cache (override with the LEGGED_MJX_WARP_CACHE environment variable)."""
+
+_FATAL_OVERFLOWS = ("NEFC", "NJMAX_NNZ", "BROADPHASE", "NARROWPHASE", "CCD", "HFIELD", "NVMAX", "EPA_HORIZON")
+"""Overflow flags that mean a world lost contacts or constraints (the solver-iteration ones only mean it
+stopped at its iteration limit, as MuJoCo C does)."""
+
+
+def import_warp() -> tuple[Any, Any]:
+    """``(warp, mujoco_warp)``, initialized quietly with our kernel cache; one-line error when not installed."""
+    try:
+        import warp as wp
+
+        wp.config.quiet = True  # before mujoco_warp's import, which initializes Warp
+        wp.config.log_level = wp.LOG_WARNING  # no line per kernel module loaded
+        wp.config.kernel_cache_dir = os.environ.get("WARP_CACHE_PATH", str(CACHE_DIR))
+        import mujoco_warp as mjw
+    except ImportError as e:  # pragma: no cover - depends on the install
+        from rl_core.errors import UserError
+
+        raise UserError(f"env.backend='warp' needs warp-lang and mujoco-warp ({e}); install them with "
+                        "pip install -e '.[warp]' (offline GPU machines: docs/backends.md), or use "
+                        "env.backend=native / mjx") from e
+    wp.init()  # idempotent
+    return wp, mjw
+
+
+def warp_available() -> bool:
+    """Whether warp-lang and mujoco-warp can be imported (without importing them)."""
+    import importlib.util
+
+    return importlib.util.find_spec("warp") is not None and importlib.util.find_spec("mujoco_warp") is not None
+
+
+class WarpPhysics:
+    """``num_envs`` MuJoCo Warp worlds of ``model`` on ``device`` (cpu or cuda:N), ``nsubsteps`` per ``step``."""
+
+    def __init__(self, model: mujoco.MjModel, num_envs: int, nsubsteps: int, model_fields: tuple[str, ...] = (),
+                 device: torch.device | str = "cpu", nconmax: int | None = None, njmax: int | None = None):
+        wp, mjw = import_warp()
+        self._wp, self._mjw = wp, mjw
+        self.num_envs = num_envs
+        self.device = torch.device(device)
+        if self.device.type == "cuda" and self.device.index is None:
+            self.device = torch.device("cuda", torch.cuda.current_device())
+        self.nsubsteps = nsubsteps
+        self._wdev = wp.device_from_torch(self.device)
+        with wp.ScopedDevice(self._wdev):
+            self.m = mjw.put_model(model, batch_sizes={name: num_envs for name in model_fields})
+            self.m.opt.warn_overflow = 0  # overflows are read per world from d.overflow, not printed by kernels
+            self.d = mjw.make_data(model, nworld=num_envs, nconmax=nconmax, njmax=njmax)
+        t = wp.to_torch
+        self._state = {name: t(getattr(self.d, name)) for name in STATE_FIELDS}
+        self._sensordata = t(self.d.sensordata)
+        self._actuator_force = t(self.d.actuator_force)
+        self._overflow = t(self.d.overflow)
+        self._fatal = int(sum(getattr(mjw.OverflowType, f) for f in _FATAL_OVERFLOWS))
+        self._fields = {name: t(getattr(self.m, name)) for name in model_fields}
+        self._fresh = {name: torch.zeros_like(v) for name, v in self._state.items()}
+        self._graph: Any = None
+        self._streams: dict[int, Any] = {}
+
+    # ------------------------------------------------------------------------------------ stepping
+    def _warp_stream(self) -> Any:
+        """Torch's current stream as a Warp stream (cached), so both frameworks queue on the same stream."""
+        s = torch.cuda.current_stream(self.device)
+        ws = self._streams.get(s.cuda_stream)
+        if ws is None:
+            ws = self._streams[s.cuda_stream] = self._wp.stream_from_torch(s)
+        return ws
+
+    def _substeps(self) -> None:
+        for _ in range(self.nsubsteps):
+            self._mjw.step(self.m, self.d)
+
+    def _capture(self) -> None:
+        """Compile (one eager step, then the state is put back) and capture the substeps as a graph."""
+        wp = self._wp
+        saved = {k: v.clone() for k, v in self._state.items()}
+        if self.device.type == "cuda":
+            stream = wp.Stream(self._wdev)  # captures cannot run on the legacy default stream
+            wp.synchronize_device(self._wdev)
+            with wp.ScopedStream(stream):
+                self._mjw.step(self.m, self.d)  # loads every kernel before the capture
+                with wp.ScopedCapture(stream=stream) as cap:
+                    self._substeps()
+            wp.synchronize_stream(stream)
+        else:
+            with wp.ScopedDevice(self._wdev):
+                self._mjw.step(self.m, self.d)
+                with wp.ScopedCapture() as cap:
+                    self._substeps()
+        for k, v in self._state.items():  # the warm-up step moved the state: put it back
+            v.copy_(saved[k])
+        self._graph = cap.graph
+
+    def step(self, ctrl: torch.Tensor) -> None:
+        wp = self._wp
+        if self._graph is None:
+            self._capture()
+        self._state["ctrl"].copy_(ctrl)
+        self._overflow.zero_()
+        if self.device.type == "cuda":
+            wp.capture_launch(self._graph, stream=self._warp_stream())
+        else:
+            wp.capture_launch(self._graph)
+
+    def read(self) -> PhysicsReadout:
+        # Copies: the views change in place at the next step, and the task keeps some of these across steps.
+        unstable = (self._overflow & self._fatal) != 0
+        return PhysicsReadout(self._state["qpos"].clone(), self._state["qvel"].clone(), self._sensordata.clone(),
+                              self._actuator_force.clone(), unstable)
+
+    # ------------------------------------------------------------------------------- state writes
+    @staticmethod
+    def _where(mask: torch.Tensor, new: torch.Tensor, out: torch.Tensor) -> None:
+        m = mask.reshape((-1,) + (1,) * (out.dim() - 1))
+        out.copy_(torch.where(m, new.to(out.dtype), out))
+
+    def reset(self, mask: torch.Tensor, qpos: torch.Tensor, qvel: torch.Tensor) -> None:
+        fresh = {**self._fresh, "qpos": qpos, "qvel": qvel}
+        for name, view in self._state.items():
+            self._where(mask, fresh[name], view)
+
+    def set_velocity(self, mask: torch.Tensor, qvel: torch.Tensor) -> None:
+        self._where(mask, qvel, self._state["qvel"])
+
+    def set_model_fields(self, mask: torch.Tensor, values: dict[str, torch.Tensor]) -> None:
+        for name, v in values.items():
+            self._where(mask, v, self._fields[name])
+
+    def model_field(self, name: str) -> torch.Tensor:
+        return self._fields[name]
+
+    def state_dict(self) -> dict[str, torch.Tensor]:
+        return {name: v.detach().cpu().clone() for name, v in {**self._state, **self._fields}.items()}
+
+    def load_state_dict(self, state: dict[str, torch.Tensor]) -> None:
+        for name, v in {**self._state, **self._fields}.items():
+            v.copy_(state[name].to(v.device, v.dtype))

@@ -1,0 +1,122 @@
+"""CUDA graphs: the captured env step (MuJoCo Warp + task logic) and the captured PPO minibatch update behave as
+their eager versions. Needs an NVIDIA GPU (skipped elsewhere; run on a GPU machine with ``pytest -m cuda``)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import torch
+
+pytestmark = [pytest.mark.cuda, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")]
+N = 64
+
+
+def make_env(cuda_graph: bool, **kw):
+    pytest.importorskip("mujoco_warp")
+    from envs.robots.quadruped import QUADRUPED
+    from envs.tasks.locomotion import LocomotionEnv
+    from envs.tasks.locomotion_config import LocomotionEnvConfig
+
+    cfg = LocomotionEnvConfig(num_envs=N, backend="warp", cuda_graph=cuda_graph, **kw)
+    return LocomotionEnv(cfg, QUADRUPED, "cuda")
+
+
+def quiet(**kw):
+    """No observation noise, pushes or random episode clocks: steps then do not depend on random numbers."""
+    from envs.tasks.locomotion_config import LocomotionEnvConfig
+
+    base = LocomotionEnvConfig()
+    return dict(noise=dataclasses.replace(base.noise, scale=0.0), randomize_initial_episode_length=False,
+                randomization=dataclasses.replace(base.randomization, push_interval_s=0.0), **kw)
+
+
+def test_graphed_env_step_matches_the_eager_step():
+    graphed, eager = make_env(True, **quiet()), make_env(False, **quiet())
+    a, b = graphed.reset(seed=3)["policy"], eager.reset(seed=3)["policy"]
+    torch.testing.assert_close(a, b)
+    g = torch.Generator(device="cuda").manual_seed(0)
+    for _ in range(10):
+        actions = 0.3 * torch.randn(N, 12, device="cuda", generator=g)
+        (oa, ra, ta, ua, ia), (ob, rb, tb, ub, ib) = graphed.step(actions), eager.step(actions)
+        # contacts are gathered with atomics on the GPU: the same step can sum in another order
+        torch.testing.assert_close(oa["policy"], ob["policy"], atol=1e-3, rtol=1e-3)
+        torch.testing.assert_close(ra, rb, atol=1e-4, rtol=1e-3)
+        assert torch.equal(ta, tb) and torch.equal(ua, ub)
+    assert graphed._graphed is not None and graphed._graphed.captures == 1 and eager._graphed is None
+
+
+def test_graphed_env_recaptures_after_reset_and_resumes_exactly():
+    env = make_env(True)
+    env.reset(seed=1)
+    actions = torch.zeros(N, 12, device="cuda")
+    for _ in range(3):
+        env.step(actions)
+    state = env.state_dict()
+    first = [env.step(actions)[0]["policy"].clone() for _ in range(5)]
+    env.load_state_dict(state)  # replaces the task's state tensors: the next step re-captures
+    second = [env.step(actions)[0]["policy"].clone() for _ in range(5)]
+    for x, y in zip(first, second):
+        torch.testing.assert_close(x, y, atol=1e-3, rtol=0)  # atomics: summation order may differ
+    captures = env._graphed.captures
+    env.reset(seed=2)
+    env.step(actions)
+    assert env._graphed.captures == captures + 1
+
+
+def test_graphed_env_detects_nan_physics_and_recovers():
+    env = make_env(True)
+    env.reset(seed=6)
+    actions = torch.zeros(N, 12, device="cuda")
+    env.step(actions)
+    env.step(actions)  # captured from here on
+    mask = torch.zeros(N, dtype=torch.bool, device="cuda")
+    mask[[2, 9]] = True
+    env.physics.set_velocity(mask, torch.full((N, env.model.nv), float("nan"), device="cuda"))
+    obs, rew, term, trunc, info = env.step(actions)
+    assert torch.equal(info["invalid"], mask) and torch.equal(term, mask)
+    assert torch.isfinite(obs["policy"]).all() and torch.isfinite(rew).all()
+    obs, rew, term, trunc, info = env.step(actions)
+    assert torch.isfinite(env.physics.read().qvel).all() and not info["invalid"].any()
+
+
+def test_graphed_ppo_update_matches_the_eager_update():
+    from rl_core.config import PolicyConfig, PPOConfig
+    from rl_core.modules.actor_critic import ActorCritic
+    from rl_core.ppo import PPO
+    from rl_core.storage import RolloutStorage
+
+    from rl_core.env_api import ActionSpec
+
+    def build(cuda_graph: bool):
+        torch.manual_seed(0)
+        policy = ActorCritic((48,), None, ActionSpec(discrete=False, n=12), PolicyConfig(actor_hidden_dims=(128, 64, 32), critic_hidden_dims=(128, 64, 32),
+                                                        activation="elu")).cuda()
+        return policy, PPO(policy, PPOConfig(num_mini_batches=4, num_learning_epochs=5, cuda_graph=cuda_graph), 10,
+                           torch.device("cuda"))
+
+    (pa, alg_a), (pb, alg_b) = build(True), build(False)
+    assert alg_a._graphed is not None and alg_b._graphed is None
+    storage = RolloutStorage(24, 256, (48,), None, 12, pa.head.param_dim, torch.device("cuda"), torch.float32)
+    g = torch.Generator(device="cuda")
+    for it in range(3):  # iteration 1 warms up, 2 captures, 3 replays
+        gen = torch.Generator(device="cuda").manual_seed(100 + it)
+        for t in range(24):
+            obs = torch.randn(256, 48, device="cuda", generator=gen)
+            with torch.no_grad():
+                params, values = pa.params_and_value(obs, obs)
+                actions = pa.head.sample(params, gen)
+                storage.add(obs, None, actions, pa.head.log_prob(params, actions), params, values,
+                            torch.randn(256, device="cuda", generator=gen), torch.zeros(256, dtype=torch.bool, device="cuda"),
+                            torch.zeros(256, dtype=torch.bool, device="cuda"), None, None)
+        storage.compute_returns(torch.zeros(256, device="cuda"), 0.99, 0.95)
+        adv = storage.advantages.clone()
+        out_a = alg_a.update(storage, g.manual_seed(it))
+        storage.advantages = adv
+        out_b = alg_b.update(storage, g.manual_seed(it))
+        for k in ("surrogate_loss", "value_loss", "kl", "learning_rate"):
+            torch.testing.assert_close(out_a[k], out_b[k], atol=1e-5, rtol=1e-4)
+        for x, y in zip(pa.parameters(), pb.parameters()):
+            torch.testing.assert_close(x, y, atol=1e-5, rtol=1e-4)
+        storage.clear()
+    assert alg_a._graphed.graph is not None
