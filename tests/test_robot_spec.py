@@ -177,3 +177,16 @@ def _example_spec():
 def test_list_tasks_shows_builtin_tasks(capsys):
     assert train.main(["--list-tasks"]) == 0
     assert "quadruped-flat" in capsys.readouterr().out
+
+
+def test_visual_groups_never_collide():
+    """Geoms of a visual group lose their collision flags even where the file sets them."""
+    spec = _example_spec()
+    collision_group = dataclasses.replace(spec, visual_groups=(3,), termination_contacts=(), penalized_contacts=(),
+                                          foot_geoms=(), foot_bodies=())
+    with pytest.raises(UserError, match="foot_geoms / foot_bodies"):
+        build(collision_group)  # a robot needs feet
+    rb = build(dataclasses.replace(spec, visual_groups=(2,)))
+    m = rb.model
+    assert all(m.geom_contype[g] == 0 and m.geom_conaffinity[g] == 0 for g in range(m.ngeom) if m.geom_group[g] == 2)
+    assert sum(1 for g in range(m.ngeom) if m.geom_group[g] == 3 and m.geom_contype[g]) == 13

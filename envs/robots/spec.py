@@ -86,6 +86,9 @@ class RobotSpec:
     """Bodies (name or regex) whose contact with the floor ends an episode (foot geoms excluded)."""
     penalized_contacts: tuple[str, ...] = ()
     """Bodies (name or regex) whose contacts with the floor are penalized (foot geoms excluded)."""
+    visual_groups: tuple[int, ...] = ()
+    """Geom groups that are visual only (Menagerie puts visuals in group 2): their geoms never collide, whatever
+    their contype / conaffinity. Geoms with contype = conaffinity = 0 are visual anyway."""
     mass_body: Optional[str] = None
     """Body whose mass is randomized (None: the base body)."""
     sim: SimOverrides = field(default_factory=SimOverrides)
@@ -93,6 +96,7 @@ class RobotSpec:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "mjcf", Path(self.mjcf))
+        object.__setattr__(self, "visual_groups", tuple(int(g) for g in self.visual_groups))
         for name in ("joints", "foot_geoms", "foot_bodies", "termination_contacts", "penalized_contacts"):
             value = getattr(self, name)
             object.__setattr__(self, name, (value,) if isinstance(value, str) else tuple(value))

@@ -88,7 +88,8 @@ def build(robot: RobotSpec, collisions: str = "full", solver_iterations: int | N
     pose = [robot.default_pose[k][1] for k in assign(name, "default_pose", pose_keys, picked, "actuated joints")]
 
     # ---- feet and contact bodies
-    colliding = [g for g in range(m0.ngeom) if _collides(m0, g) and m0.geom_bodyid[g] != 0]
+    visual = [g for g in range(m0.ngeom) if int(m0.geom_group[g]) in robot.visual_groups]
+    colliding = [g for g in range(m0.ngeom) if _collides(m0, g) and m0.geom_bodyid[g] != 0 and g not in visual]
     if bool(robot.foot_geoms) == bool(robot.foot_bodies):
         raise UserError(f"robot spec '{name}' field foot_geoms / foot_bodies: give exactly one of them")
     if robot.foot_geoms:
@@ -137,6 +138,9 @@ def build(robot: RobotSpec, collisions: str = "full", solver_iterations: int | N
         if not spec_geoms[g].name:
             spec_geoms[g].name = f"{bodies[m0.geom_bodyid[g]]}_geom{g}"
     geom_name = {g: spec_geoms[g].name for g in set(term_geoms + pen_geoms + foot_geoms)}
+    for g in visual:  # visual only: never collides
+        spec_geoms[g].contype = 0
+        spec_geoms[g].conaffinity = 0
     if collisions == "feet":  # only the feet touch anything
         for g in colliding:
             if g not in foot_geoms:
