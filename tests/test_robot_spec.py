@@ -190,3 +190,27 @@ def test_visual_groups_never_collide():
     m = rb.model
     assert all(m.geom_contype[g] == 0 and m.geom_conaffinity[g] == 0 for g in range(m.ngeom) if m.geom_group[g] == 2)
     assert sum(1 for g in range(m.ngeom) if m.geom_group[g] == 3 and m.geom_contype[g]) == 13
+
+
+def test_a_robot_file_trains_and_plays_without_editing_the_project(tmp_path, monkeypatch, capsys):
+    """``--task examples/my_robot/my_robot.py:flat`` from the repository root: train one tiny iteration, then
+    play.py finds the task again from the checkpoint's task string (the file path) and exports it."""
+    import play
+
+    monkeypatch.chdir(ROOT)
+    run = tmp_path / "run"
+    task = "examples/my_robot/my_robot.py:flat"
+    assert train.main(["--task", task, "--num-envs", "8", "--max-iterations", "1", "--run-dir", str(run), "--quiet",
+                       "runner.num_steps_per_env=8", "algorithm.num_mini_batches=2"]) == 0
+    onnx_file = tmp_path / "p.onnx"
+    assert play.main(["--checkpoint", str(run), "--episodes", "0", "--export-onnx", str(onnx_file)]) == 0
+    assert _onnx_metadata(onnx_file)["task"] == task
+    capsys.readouterr()
+    assert train.main(["--list-tasks"]) == 0
+    assert task in capsys.readouterr().out  # loaded this session: listed with the built-in tasks
+
+
+def _onnx_metadata(path: Path) -> dict:
+    from deploy.onnx_policy import OnnxPolicy
+
+    return OnnxPolicy(path).metadata
