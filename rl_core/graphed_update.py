@@ -34,7 +34,7 @@ class GraphedMinibatch:
     def _capture(self, idx: torch.Tensor) -> None:
         self._idx = idx.clone()
         graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
+        with torch.cuda.graph(graph, stream=self._side):  # the warm-up's stream: autograd's nodes live there
             self._metrics = self.step(self._flat, self._idx)
         self.graph = graph
 

@@ -162,7 +162,8 @@ class OnPolicyRunner:
                 env_log = self.collect()
                 t1 = time.perf_counter()
                 explained_var = self._explained_variance()
-                mean_std = self.policy.head.mean_std()
+                with torch.no_grad():  # a logged value: no autograd graph may outlive it (CUDA-graph capture)
+                    mean_std = self.policy.head.mean_std()
                 losses = self.alg.update(self.storage, self.generator)
                 t2 = time.perf_counter()
                 self.iteration += 1
