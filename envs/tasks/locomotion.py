@@ -65,6 +65,8 @@ class LocomotionEnv:
     """``cfg.num_envs`` copies of ``robot`` tracking random velocity commands; satisfies ``rl_core.env_api.VecEnv``."""
 
     def __init__(self, cfg: LocomotionEnvConfig, robot: RobotSpec, device: torch.device | str = "cpu"):
+        if not isinstance(robot, RobotSpec):  # e.g. the former LocomotionEnv(cfg, device)
+            raise TypeError(f"LocomotionEnv(cfg, robot, device): robot must be a RobotSpec, not {type(robot).__name__}")
         self.cfg = cfg
         device = torch.device(device)
         self.backend = resolve_backend(cfg.backend, device)
