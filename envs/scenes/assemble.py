@@ -77,11 +77,12 @@ def build(robot: RobotSpec, collisions: str = "full", solver_iterations: int | N
         raise spec_error(name, "base_body", f"body {robot.base_body!r} has no free joint (a floating base needs one)",
                          with_free, "bodies with a free joint")
     if not joints[free[0]]:
-        rspec.joints[free[0]].name = "root"  # the free joint is looked up by name in exported scenes
+        {j.id: j for j in rspec.joints}[free[0]].name = "root"  # exported scenes look the base joint up by name
     base_joint = joints[free[0]] or "root"
 
     # ---- actuated joints (hinge / slide), in pattern order
-    movable = [j for j in range(m0.njnt) if int(m0.jnt_type[j]) in (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))]
+    hinge_or_slide = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
+    movable = [j for j in range(m0.njnt) if int(m0.jnt_type[j]) in hinge_or_slide]
     movable_names = [joints[j] for j in movable]
     picked = [movable_names[i] for i in match_each(name, "joints", robot.joints, movable_names, "hinge/slide joints")]
     pose_keys = [k for k, _ in robot.default_pose]
@@ -132,8 +133,8 @@ def build(robot: RobotSpec, collisions: str = "full", solver_iterations: int | N
     for k in list(rspec.keys):
         rspec.delete(k)
     _apply_options(robot, rspec, solver_iterations, ls_iterations)
-    # unnamed geoms the sensors refer to get a name (geoms are in compiled order in the spec)
-    spec_geoms = list(rspec.geoms)
+    # unnamed geoms the sensors refer to get a name (spec elements carry their compiled id after m0's compile)
+    spec_geoms = {g.id: g for g in rspec.geoms}
     for g in set(term_geoms + pen_geoms + foot_geoms):
         if not spec_geoms[g].name:
             spec_geoms[g].name = f"{bodies[m0.geom_bodyid[g]]}_geom{g}"
