@@ -42,7 +42,8 @@ def import_warp() -> tuple[Any, Any]:
         import warp as wp
 
         wp.config.quiet = True  # before mujoco_warp's import, which initializes Warp
-        wp.config.log_level = wp.LOG_WARNING  # no line per kernel module loaded
+        # One line per kernel module loaded / compiled only with LEGGED_MJX_WARP_VERBOSE=1 (start-up diagnosis).
+        wp.config.log_level = wp.LOG_INFO if os.environ.get("LEGGED_MJX_WARP_VERBOSE") == "1" else wp.LOG_WARNING
         wp.config.kernel_cache_dir = os.environ.get("WARP_CACHE_PATH", str(CACHE_DIR))
         import mujoco_warp as mjw
     except ImportError as e:  # pragma: no cover - depends on the install
