@@ -26,7 +26,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--episodes", type=int, default=10, help="episodes to evaluate (default 10; 0: export only)")
     p.add_argument("--num-envs", type=int, help="parallel envs (default: min(episodes, the run's num_envs))")
     p.add_argument("--seed", type=int, default=12345, help="seed of the evaluation episodes")
-    p.add_argument("--backend", choices=("native", "mjx"), help="physics backend (MuJoCo tasks; default: the run's)")
+    p.add_argument("--backend", choices=("native", "mjx", "warp"),
+                   help="physics backend (MuJoCo tasks; default: the run's, where auto means native on a CPU)")
     p.add_argument("--json", help="write the metrics to this file")
     p.add_argument("--video", help="write an MP4 of one env (locomotion: plus a gait plot PNG next to it)")
     p.add_argument("--video-env", type=int, default=0, help="which env to film or view (default 0)")
@@ -72,6 +73,11 @@ def validate(args: argparse.Namespace) -> None:
 
         if importlib.util.find_spec("jax") is None or importlib.util.find_spec("mujoco.mjx") is None:
             raise UserError("--backend=mjx needs JAX and mujoco-mjx: pip install -e '.[mjx]'")
+    if args.backend == "warp":
+        from envs.physics.warp import warp_available
+
+        if not warp_available():
+            raise UserError("--backend=warp needs warp-lang and mujoco-warp: pip install -e '.[warp]'")
 
 
 def main(argv: list[str] | None = None) -> int:

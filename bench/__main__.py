@@ -76,8 +76,12 @@ def main() -> int:
                                  f"{r['peak_gflops']:.0f} GFLOP/s matmul peak"))
         else:
             rows.append(("PPO update vs rsl_rl", "skipped", 'rsl_rl is not installed: pip install -e ".[bench]"'))
-        backend = "mjx" if args.device.startswith("cuda") else "native"
-        envs = "4096" if backend == "mjx" else "1024"
+        import torch
+
+        from envs.physics.factory import resolve_backend
+
+        backend = resolve_backend("auto", torch.device(args.device))
+        envs = "4096" if args.device.startswith("cuda") else "1024"
         r = run("env_throughput.py", ["--backend", backend, "--device", args.device, "--num-envs", envs, "--steps",
                                       "20" if args.quick else "50"], tmp / "env.json")
         if r:

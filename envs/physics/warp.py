@@ -40,18 +40,27 @@ def import_warp() -> tuple[Any, Any]:
     """``(warp, mujoco_warp)``, initialized quietly with our kernel cache; one-line error when not installed."""
     try:
         import warp as wp
-
-        wp.config.quiet = True  # before mujoco_warp's import, which initializes Warp
-        wp.config.log_level = wp.LOG_WARNING  # no line per kernel module loaded
-        wp.config.kernel_cache_dir = os.environ.get("WARP_CACHE_PATH", str(CACHE_DIR))
-        import mujoco_warp as mjw
     except ImportError as e:  # pragma: no cover - depends on the install
         from rl_core.errors import UserError
 
         raise UserError(f"env.backend='warp' needs warp-lang and mujoco-warp ({e}); install them with "
                         "pip install -e '.[warp]' (offline GPU machines: docs/backends.md), or use "
                         "env.backend=native / mjx") from e
-    wp.init()  # idempotent
+    if getattr(wp._src.context, "runtime", None) is None:  # configure once, before Warp initializes
+        wp.config.quiet = True
+        # One line per kernel module loaded / compiled only with LEGGED_MJX_WARP_VERBOSE=1 (start-up diagnosis).
+        wp.config.log_level = wp.LOG_INFO if os.environ.get("LEGGED_MJX_WARP_VERBOSE") == "1" else wp.LOG_WARNING
+        if "WARP_CACHE_PATH" not in os.environ:  # Warp reads that variable itself
+            # Warp adds its version below this folder at init; the setting must not change after that, or later
+            # kernels go to (and are looked up in) another folder.
+            wp.config.kernel_cache_dir = str(CACHE_DIR)
+        wp.init()
+    try:
+        import mujoco_warp as mjw
+    except ImportError as e:  # pragma: no cover - depends on the install
+        from rl_core.errors import UserError
+
+        raise UserError(f"env.backend='warp' needs mujoco-warp ({e}): pip install -e '.[warp]'") from e
     return wp, mjw
 
 
