@@ -123,7 +123,9 @@ def play(args: argparse.Namespace) -> dict[str, Any]:
         _wandb_run_id(path)  # fail before the evaluation, not after it
     cfg = ckpt.read_config(data, spec.default_config(), str(path))
     env_cfg = dataclasses.replace(cfg.env, num_envs=args.num_envs or max(1, min(args.episodes, cfg.env.num_envs)))
-    is_mujoco_task = hasattr(env_cfg, "backend")
+    from envs.tasks.locomotion_config import LocomotionEnvConfig
+
+    is_mujoco_task = isinstance(env_cfg, LocomotionEnvConfig)
     if args.backend:
         if not is_mujoco_task:
             raise UserError(f"--backend applies to the MuJoCo locomotion tasks, not to the Gymnasium task {task}")
@@ -155,6 +157,12 @@ def play(args: argparse.Namespace) -> dict[str, Any]:
 def export(args: argparse.Namespace, task: str, iteration: int, policy: Any, env: Any) -> None:
     from rl_core.export import export_jit, export_onnx, policy_metadata
 
+    from rl_core.env_api import Exportable
+
+    if (args.export_onnx or args.export_jit) and not isinstance(env, Exportable):
+        raise UserError(f"task {task} cannot be exported: its env has no export metadata")
+    if not (args.export_onnx or args.export_jit):
+        return
     meta = policy_metadata(task, iteration, policy, env.export_metadata())
     if args.export_onnx:
         err = export_onnx(policy, args.export_onnx, meta, seed=args.seed)

@@ -24,7 +24,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Train a task (registered name or any Gymnasium id) with on-device PPO.",
         formatter_class=argparse.RawDescriptionHelpFormatter, add_help=False)
     p.add_argument("-h", "--help", action="store_true", help="show this help (with --task: that task's config fields)")
-    p.add_argument("--task", help="registered task name or any Gymnasium id (default: from --resume, else CartPole-v1)")
+    p.add_argument("--task", help="registered task name, any Gymnasium id, or path/to/file.py:name (a task that file "
+                   "defines; default: from --resume, else CartPole-v1)")
     p.add_argument("--seed", type=int, help="runner.seed")
     p.add_argument("--num-envs", type=int, help="env.num_envs")
     g = p.add_mutually_exclusive_group()
@@ -149,6 +150,8 @@ def _train(args: argparse.Namespace, spec: Any, cfg: Any, data: dict | None, ckp
 
     if spec.check_dependencies is not None:
         spec.check_dependencies()  # a missing package fails here, before the run folder exists
+    if spec.validate is not None:
+        spec.validate(cfg.env)  # so does a bad robot spec (a name, a regex, an MJCF that does not compile)
     if args.run_dir:
         run_dir = Path(args.run_dir)
     elif ckpt_path is not None:

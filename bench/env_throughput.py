@@ -49,6 +49,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--json", type=Path, default=None, help="also write the results to this file")
     args = p.parse_args(argv)
 
+    from envs.robots.quadruped import QUADRUPED
     from envs.tasks.locomotion import LocomotionEnv
     from envs.tasks.locomotion_config import LocomotionEnvConfig
 
@@ -63,10 +64,10 @@ def main(argv: list[str] | None = None) -> None:
         t0 = time.perf_counter()
         env = LocomotionEnv(LocomotionEnvConfig(num_envs=n, backend=args.backend, mjx_impl=args.mjx_impl,
                                                 collisions=args.collisions, solver_iterations=args.solver_iterations,
-                                                ls_iterations=args.ls_iterations), device)
+                                                ls_iterations=args.ls_iterations), QUADRUPED, device)
         env.reset(seed=0)
-        actions = torch.zeros(n, 12, device=env.device)
-        ctrl = env.default_joint_pos.expand(n, 12).contiguous()
+        actions = torch.zeros(n, env.num_joints, device=env.device)
+        ctrl = env.default_joint_pos.expand(n, env.num_joints).contiguous()
         raw = measure(lambda: env.physics.step(ctrl), args.steps, env)
         full = measure(lambda: env.step(actions), args.steps, env)
         setup = time.perf_counter() - t0

@@ -85,6 +85,7 @@ def main(argv: list[str] | None = None) -> None:
     args = p.parse_args(argv)
 
     from configs.quadruped import quadruped_flat
+    from envs.robots.quadruped import QUADRUPED
     from envs.tasks.locomotion import LocomotionEnv
     from rl_core.runner import OnPolicyRunner
 
@@ -100,7 +101,7 @@ def main(argv: list[str] | None = None) -> None:
     results = []
     if args.only in (None, "rl_core"):
         torch.manual_seed(args.seed)
-        tap = MetricsTap(LocomotionEnv(cfg.env, device))
+        tap = MetricsTap(LocomotionEnv(cfg.env, QUADRUPED, device))
         runner = OnPolicyRunner(tap, cfg, task="quadruped-flat", quiet=True)  # type: ignore[arg-type]
         results.append(race("rl_core", lambda: runner.learn(num_iterations=1), tap, batch, args.budget_s,
                             args.lin_threshold, args.yaw_threshold))
@@ -110,7 +111,7 @@ def main(argv: list[str] | None = None) -> None:
         from envs.adapters.rsl_rl import RslRlVecEnv, rsl_rl_train_cfg
 
         torch.manual_seed(args.seed)
-        tap = MetricsTap(LocomotionEnv(cfg.env, device))
+        tap = MetricsTap(LocomotionEnv(cfg.env, QUADRUPED, device))
         env = RslRlVecEnv(tap, seed=args.seed)
         rsl = RslRunner(env, rsl_rl_train_cfg(cfg), log_dir=None, device=str(device))
         def rsl_iteration() -> None:

@@ -9,9 +9,8 @@ from typing import Any
 import numpy as np
 
 from rl_core.errors import UserError
+from rl_core.policy_format import FORMAT
 
-FORMAT = "legged-mjx-policy/1"
-"""Value of the ``format`` metadata entry that ``rl_core.export`` writes."""
 
 
 def _decode(value: str) -> Any:

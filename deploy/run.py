@@ -10,10 +10,10 @@ from rl_core.errors import UserError
 
 
 def run(path: str | Path, episodes: int, seed: int) -> dict[str, Any]:
-    """Locomotion policies (metadata ``robot_xml``) run in plain MuJoCo, Gymnasium ones (``env_id``) in Gymnasium."""
+    """Locomotion policies (metadata ``scene_mjb``) run in plain MuJoCo, Gymnasium ones (``env_id``) in Gymnasium."""
     policy = OnnxPolicy(path)
     meta = policy.metadata
-    if "robot_xml" in meta:
+    if "scene_mjb" in meta or "robot_xml" in meta:  # robot_xml: an older export (sim2sim says how to renew it)
         from deploy import sim2sim
 
         metrics = sim2sim.run(policy, episodes, seed)

@@ -1,6 +1,7 @@
 """Sim-to-sim check: an exported locomotion policy in one plain MuJoCo simulation, like a robot would run it.
 
-Everything comes from the ONNX file's metadata: the MJCF model, the observation layout and scales, the default
+Everything comes from the ONNX file's metadata: the compiled scene that was trained (``scene_mjb``: MJB bytes,
+meshes included, so no robot file is needed), the observation layout and scales, the joints by name, default
 joint positions, action scale and clip, control period, command ranges and the contact sensors that end an
 episode. No torch, no batching, no observation noise, no domain randomization, no pushes: the nominal robot.
 A policy that tracks well in training but not here depends on something only the training simulator does.
@@ -13,7 +14,8 @@ steps, then over episodes, and also per command range.
 
 from __future__ import annotations
 
-from pathlib import Path
+import base64
+import zlib
 from typing import Any
 
 import mujoco
@@ -23,7 +25,6 @@ from deploy.onnx_policy import OnnxPolicy
 from rl_core import breakdown
 from rl_core.errors import UserError
 
-ROOT = Path(__file__).resolve().parents[1]
 COMMANDS = ("lin_vel_x", "lin_vel_y", "yaw_rate")
 
 
@@ -31,24 +32,22 @@ class PlainMujocoRobot:
     """One ``MjData`` stepped at the control rate with actions turned into position-servo targets."""
 
     def __init__(self, meta: dict[str, Any]):
-        xml = Path(meta["robot_xml"])
-        xml = xml if xml.is_absolute() else ROOT / xml
-        if not xml.is_file():
-            raise UserError(f"sim2sim: robot model {xml} (metadata robot_xml) does not exist")
-        self.model = mujoco.MjModel.from_xml_path(str(xml))
+        self.model = load_scene(meta)
         self.data = mujoco.MjData(self.model)
         self.meta = meta
-        if self.model.jnt_type[0] != mujoco.mjtJoint.mjJNT_FREE:
-            raise UserError(f"sim2sim: {xml} has no floating base (its first joint is not free)")
+        base = self.model.joint(meta["base_joint"])
+        if base.type[0] != mujoco.mjtJoint.mjJNT_FREE:
+            raise UserError(f"sim2sim: the base joint {meta['base_joint']!r} of the stored scene is not free")
+        self.base_q, self.base_v = int(base.qposadr[0]), int(base.dofadr[0])
         if abs(self.model.opt.timestep - meta["sim_dt"]) > 1e-12:
-            raise UserError(f"sim2sim: {xml} has timestep {self.model.opt.timestep}, the policy was trained with "
-                            f"{meta['sim_dt']}")
+            raise UserError(f"sim2sim: the stored scene has timestep {self.model.opt.timestep}, the policy was trained "
+                            f"with {meta['sim_dt']}")
         joints = [self.model.joint(name) for name in meta["joint_names"]]
         self.qpos_adr = np.array([j.qposadr[0] for j in joints])
         self.dof_adr = np.array([j.dofadr[0] for j in joints])
         by_joint = {int(self.model.actuator_trnid[a, 0]): a for a in range(self.model.nu)}
         self.actuators = np.array([by_joint[j.id] for j in joints])
-        self.forbidden = np.array([self.model.sensor_adr[self.model.sensor(n).id] for n in meta["termination_contact_sensors"]])
+        self.forbidden = np.array([_force_adr(self.model, n) for n in meta["termination_contact_sensors"]], dtype=int)
         self.default = np.array(meta["default_joint_pos"])
         self.scales = {name: np.asarray(v, dtype=np.float64) for name, v in meta["obs_scales"].items()}
         for name, _ in meta["obs_layout"]:
@@ -59,8 +58,9 @@ class PlainMujocoRobot:
 
     def reset(self, yaw: float) -> None:
         mujoco.mj_resetData(self.model, self.data)
-        self.data.qpos[2] = self.meta["base_height"]
-        self.data.qpos[3:7] = [np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)]
+        b = self.base_q
+        self.data.qpos[b:b + 3] = [0.0, 0.0, self.meta["base_height"]]
+        self.data.qpos[b + 3:b + 7] = [np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)]
         self.data.qpos[self.qpos_adr] = self.default
         mujoco.mj_forward(self.model, self.data)
         self.last_action[:] = 0.0
@@ -68,9 +68,10 @@ class PlainMujocoRobot:
     def body_frame(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Base linear velocity, angular velocity and gravity direction in the base frame."""
         rot = np.empty(9)
-        mujoco.mju_quat2Mat(rot, self.data.qpos[3:7])
+        b, v = self.base_q, self.base_v
+        mujoco.mju_quat2Mat(rot, self.data.qpos[b + 3:b + 7])
         rot = rot.reshape(3, 3)  # body -> world
-        return rot.T @ self.data.qvel[0:3], self.data.qvel[3:6].copy(), rot.T @ np.array([0.0, 0.0, -1.0])
+        return rot.T @ self.data.qvel[v:v + 3], self.data.qvel[v + 3:v + 6].copy(), rot.T @ np.array([0.0, 0.0, -1.0])
 
     def observe(self) -> np.ndarray:
         lin, ang, grav = self.body_frame()
@@ -90,6 +91,21 @@ class PlainMujocoRobot:
         if not (np.isfinite(self.data.qpos).all() and np.isfinite(self.data.qvel).all()):
             return True
         return bool((self.data.sensordata[self.forbidden] > self.meta["contact_force_threshold"]).any())
+
+
+def load_scene(meta: dict[str, Any]) -> mujoco.MjModel:
+    """The compiled scene stored in the metadata (``scene_mjb``: zlib-compressed MJB, base64)."""
+    if "scene_mjb" not in meta:
+        raise UserError("sim2sim: this policy file carries no scene (metadata scene_mjb; files exported before scenes "
+                        "were stored name a robot_xml instead); re-export it with play.py --checkpoint RUN --export-onnx")
+    mjb = zlib.decompress(base64.b64decode(meta["scene_mjb"]))
+    return mujoco.MjModel.from_binary_path("scene.mjb", {"scene.mjb": mjb})
+
+
+def _force_adr(model: mujoco.MjModel, sensor: str) -> int:
+    """sensordata address of a contact force: a touch sensor's value, a contact sensor's normal force."""
+    s = model.sensor(sensor)
+    return int(model.sensor_adr[s.id]) + (1 if s.type[0] == mujoco.mjtSensor.mjSENS_CONTACT else 0)
 
 
 def _sample_commands(rng: np.random.Generator, meta: dict[str, Any]) -> np.ndarray:

@@ -2,7 +2,10 @@
 
     physics/    backends behind one interface: native.py (MuJoCo C, mujoco.batch), mjx.py (MJX / JAX), factory.py
     bridge.py   zero-copy JAX <-> torch (DLPack), for the MJX backend
-    robots/     MJCF models written in this repo and their constants
+    robots/     RobotSpec (spec.py: a robot as names / regexes), its resolution (resolved.py, names.py) and the
+                built-in quadruped (quadruped.py + quadruped.xml)
+    scenes/     the world a robot is put into with MjSpec (flat.py) and the assembly that adds the task's
+                sensors, servos and camera by name (assemble.py)
     tasks/      task logic in torch: locomotion.py (+ its config, reward terms, rotations)
     adapters/   rsl_rl.py: our envs under rsl_rl's OnPolicyRunner
     gym.py      any Gymnasium id as a batched env;  registry.py: task name -> env factory + default config

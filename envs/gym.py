@@ -19,7 +19,7 @@ from gymnasium.wrappers import FlattenObservation
 
 from rl_core.config import EnvConfig
 from rl_core.config_io import require
-from rl_core.env_api import ActionSpec, Obs
+from rl_core.env_api import ActionSpec, Obs, StepInfo
 from rl_core.errors import UserError
 
 
@@ -118,7 +118,7 @@ class GymVecEnv:
         obs, _ = self.vec.reset(seed=seed)
         return self._obs(obs)
 
-    def step(self, actions: torch.Tensor) -> tuple[Obs, torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:
+    def step(self, actions: torch.Tensor) -> tuple[Obs, torch.Tensor, torch.Tensor, torch.Tensor, StepInfo]:
         a = actions.detach().cpu().numpy()
         if self.action_spec.discrete:
             a = a.astype(np.int64) + self._action_offset

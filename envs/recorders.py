@@ -13,16 +13,17 @@ from typing import Any
 
 import numpy as np
 
+from rl_core.env_api import SimulatedRobot
+
 Callbacks = tuple[Callable[[int], None], Callable[[], None]]
 
 
-def locomotion_video(env: Any, path: str, index: int, seconds: float) -> Callbacks:
+def locomotion_video(env: SimulatedRobot, path: str, index: int, seconds: float) -> Callbacks:
     """An MP4 following robot ``index`` with its command and velocity captioned, and a gait plot (PNG) next to it."""
-    from envs.robots import quadruped as robot
     from envs.video import VideoRecorder, save_gait_plot
 
     steps = int(seconds / env.dt)
-    video = VideoRecorder(env.model)
+    video = VideoRecorder(env.model, camera=env.robot.camera)
     contacts, commands, velocities = [], [], []
 
     def on_step(t: int) -> None:
@@ -43,7 +44,7 @@ def locomotion_video(env: Any, path: str, index: int, seconds: float) -> Callbac
     def finish() -> None:
         out = video.save(path, fps=1.0 / env.dt)
         video.close()
-        plot = save_gait_plot(np.array(contacts), env.dt, robot.LEGS, np.array(commands), np.array(velocities),
+        plot = save_gait_plot(np.array(contacts), env.dt, env.robot.foot_names, np.array(commands), np.array(velocities),
                               Path(path).with_suffix(".png"))
         print(f"wrote {out} and {plot}")
 
@@ -68,7 +69,7 @@ def gym_video(env: Any, path: str, index: int, seconds: float) -> Callbacks:
     return on_step, finish
 
 
-def viewer(env: Any, index: int) -> Callbacks:
+def viewer(env: SimulatedRobot, index: int) -> Callbacks:
     """MuJoCo's interactive viewer showing robot ``index`` in real time (needs a display)."""
     import mujoco
     import mujoco.viewer
@@ -77,7 +78,7 @@ def viewer(env: Any, index: int) -> Callbacks:
     handle = mujoco.viewer.launch_passive(env.model, data)
     with handle.lock():  # follow the robot
         handle.cam.type = mujoco.mjtCamera.mjCAMERA_TRACKING
-        handle.cam.trackbodyid = env.torso_id
+        handle.cam.trackbodyid = env.robot.base_body_id
         handle.cam.distance = 1.5
     clock = [time.perf_counter()]
 

@@ -1,10 +1,20 @@
-"""Task registry: task name -> env factory and default config. Any Gymnasium id works without registering."""
+"""Task registry: task name -> env factory and default config. Any Gymnasium id works without registering.
+
+A user's own file registers without editing the project: ``--task path/to/my_robot.py:flat`` imports that file
+and takes its module-level ``flat`` (a ``TaskSpec``, e.g. ``configs.locomotion.flat_task(...)``, or a function
+returning one). The task is registered under the full ``path:name`` string, which is what checkpoints record,
+so ``play.py --checkpoint`` finds it again (relative paths: from the current directory).
+"""
 
 from __future__ import annotations
 
 import difflib
+import hashlib
+import importlib.util
+import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 
 import torch
 
@@ -28,6 +38,9 @@ class TaskSpec:
     check_dependencies: Callable[[], None] | None = None
     """Raises a one-line UserError when a package the task needs is missing (train.py calls it before it writes
     anything)."""
+    validate: Callable[[EnvConfig], None] | None = None
+    """Checks the task's own inputs for the given env config (a robot spec against its MJCF) and raises a one-line
+    UserError; train.py calls it before it writes anything."""
 
 
 _REGISTRY: dict[str, TaskSpec] = {}
@@ -52,6 +65,8 @@ def get_task(name: str) -> TaskSpec:
     tasks = registered()
     if name in tasks:
         return tasks[name]
+    if is_file_task(name):
+        return load_file_task(name)
     import gymnasium as gym
 
     from envs.atari_wrappers import is_atari_id
@@ -68,3 +83,44 @@ def get_task(name: str) -> TaskSpec:
     close = difflib.get_close_matches(name, candidates, n=3, cutoff=0.6)
     hint = f"; did you mean {', '.join(close)}?" if close else f"; registered tasks: {', '.join(sorted(tasks))} or any Gymnasium id"
     raise UserError(f"unknown task '{name}'{hint}")
+
+
+def is_file_task(name: str) -> bool:
+    """``path/to/file.py:attribute``."""
+    path, sep, attr = name.rpartition(":")
+    return bool(sep) and path.endswith(".py") and attr.isidentifier()
+
+
+def load_file_task(ref: str) -> TaskSpec:
+    """Import ``path.py`` of ``path.py:attr`` and register its ``attr`` (a TaskSpec or a function returning one)
+    under the name ``ref``. One-line errors: missing file, a file that does not import, no such task in it."""
+    path_text, _, attr = ref.rpartition(":")
+    path = Path(path_text)
+    if not path.is_file():
+        raise UserError(f"--task {ref}: file {path} does not exist")
+    module_name = "legged_mjx_task_" + hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:12]
+    module = sys.modules.get(module_name)
+    if module is None:
+        spec = importlib.util.spec_from_file_location(module_name, path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module  # dataclasses defined in the file look their module up here
+        try:
+            spec.loader.exec_module(module)
+        except UserError:
+            del sys.modules[module_name]
+            raise
+        except BaseException as e:  # the user's code: any error, SyntaxError and SystemExit included
+            del sys.modules[module_name]
+            detail = " ".join(str(e).split())
+            raise UserError(f"--task {ref}: {path} does not import: {type(e).__name__}: {detail}") from None
+    task = getattr(module, attr, None)
+    if callable(task) and not isinstance(task, TaskSpec):
+        task = task()
+    if not isinstance(task, TaskSpec):
+        found = [k for k, v in vars(module).items() if isinstance(v, TaskSpec)]
+        raise UserError(f"--task {ref}: {path} has no task '{attr}' (a TaskSpec, e.g. configs.locomotion.flat_task(...)); "
+                        f"its tasks: {', '.join(found) or '(none)'}")
+    task = replace(task, name=ref)
+    _REGISTRY[ref] = task
+    return task

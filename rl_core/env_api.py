@@ -2,17 +2,21 @@
 
 Observations are a dict of tensors ``[num_envs, dim]`` on ``env.device``: group ``"policy"`` always, group
 ``"critic"`` when the critic sees more than the actor (asymmetric actor-critic). Pixel envs give
-``[num_envs, C, H, W]`` uint8 images instead and say so with ``obs_shapes`` and ``obs_dtype`` (optional
-attributes; vector envs leave them out). ``step`` returns the done
-flags of the transition it just made, kept apart: ``terminated`` (a true terminal state, no bootstrap) and
-``truncated`` (a time limit, bootstrap from the value of ``info["final_obs"]``). Envs reset themselves
+``[num_envs, C, H, W]`` uint8 images instead and say so with ``obs_shapes`` and ``obs_dtype``. ``step`` returns
+the done flags of the transition it just made, kept apart: ``terminated`` (a true terminal state, no bootstrap)
+and ``truncated`` (a time limit, bootstrap from the value of ``info["final_obs"]``). Envs reset themselves
 individually; the returned observation of a done env is already the first of its next episode.
+
+This module is the whole contract: everything the runner, the evaluator, ``play.py`` and the recorders read from
+an env is declared here, as ``VecEnv``, the typed ``StepInfo`` of ``step`` and the optional capabilities
+(``PixelObservations``, ``Checkpointable``, ``Exportable``, ``CommandBreakdown``, ``SimulatedRobot``), which
+callers test with ``isinstance`` (runtime-checkable Protocols) instead of probing for attributes.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypedDict, runtime_checkable
 
 import torch
 
@@ -33,6 +37,24 @@ class ActionSpec:
     """Upper bounds of continuous actions, or None."""
 
 
+class StepInfo(TypedDict, total=False):
+    """The ``info`` of ``VecEnv.step``: ``final_obs`` always, the rest where the env has it. Tensors are on the
+    env's device and ``[num_envs]`` unless said otherwise; none needs a host sync to produce."""
+
+    final_obs: Obs | None
+    """Last observation before the reset, for the truncated envs (None when no env was truncated)."""
+    log: dict[str, torch.Tensor]
+    """Name -> scalar tensor, averaged by the runner over an iteration (``Env/<name>``)."""
+    episode_stats: dict[str, torch.Tensor]
+    """Name -> per-env value of the episodes that ended this step (NaN elsewhere), averaged over recent episodes."""
+    invalid: torch.Tensor
+    """bool: this transition is not to be learned from (diverged physics); the env already reset it."""
+    metrics: dict[str, torch.Tensor]
+    """Name -> per-step value per env, averaged by the evaluator over each episode's steps."""
+    breakdown: dict[str, torch.Tensor]
+    """Name -> per-env value (a command) by which the evaluator bins the metrics (with ``CommandBreakdown``)."""
+
+
 @runtime_checkable
 class VecEnv(Protocol):
     num_envs: int
@@ -48,18 +70,73 @@ class VecEnv(Protocol):
         """Reset every env (only at the start of a run or a resume) and return the first observations."""
         ...
 
-    def step(self, actions: torch.Tensor) -> tuple[Obs, torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:
+    def step(self, actions: torch.Tensor) -> tuple[Obs, torch.Tensor, torch.Tensor, torch.Tensor, StepInfo]:
         """Advance one control step.
 
         ``actions``: float ``[num_envs, n]`` (continuous) or long ``[num_envs]`` (discrete).
-        Returns ``obs, rewards [N] float32, terminated [N] bool, truncated [N] bool, info`` where
-        ``info["final_obs"]`` (an Obs, or None when no env was truncated) holds the last observation before
-        the reset for truncated envs, and ``info["log"]`` (optional) maps names to on-device scalar tensors
-        that the runner averages per iteration.
+        Returns ``obs, rewards [N] float32, terminated [N] bool, truncated [N] bool, info`` (``StepInfo``).
         """
         ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class PixelObservations(Protocol):
+    """An env whose observations are not flat float vectors (images)."""
+
+    obs_shapes: dict[str, tuple[int, ...]]
+    """Shape of one env's observation per group, e.g. ``{"policy": (4, 84, 84)}``."""
+    obs_dtype: torch.dtype
+    """Element type of the observations (uint8 for pixels)."""
+
+
+@runtime_checkable
+class Checkpointable(Protocol):
+    """An env whose state goes into checkpoints (batched simulators), so a resumed run continues exactly."""
+
+    def state_dict(self) -> dict[str, Any]: ...
+
+    def load_state_dict(self, state: dict[str, Any]) -> None: ...
+
+
+@runtime_checkable
+class Exportable(Protocol):
+    """An env that can describe itself to a deployment (stored in exported policies)."""
+
+    def export_metadata(self) -> dict[str, Any]:
+        """JSON-serializable facts a deployment needs (observation layout, action mapping, the scene, ...)."""
+        ...
+
+
+@runtime_checkable
+class CommandBreakdown(Protocol):
+    """An env whose metrics the evaluator also reports per command range (``info["breakdown"]``)."""
+
+    breakdown_edges: dict[str, list[float]]
+    """Name -> bin edges (``rl_core.breakdown``)."""
+
+
+@runtime_checkable
+class SimulatedRobot(Protocol):
+    """A batched robot simulation: what play.py's video, gait plot and viewer read (never write)."""
+
+    physics: Any
+    """The physics backend (``read()`` gives qpos / qvel / sensordata of every env)."""
+    model: Any
+    """The compiled MuJoCo model that is simulated (for rendering)."""
+    robot: Any
+    """The resolved robot: joint and foot names, base body, tracking camera."""
+    dt: float
+    """Control period (s)."""
+    commands: torch.Tensor
+    """Current commands ``[N, 3]``."""
+    last_contacts: torch.Tensor
+    """Feet on the ground ``[N, feet]`` bool."""
+
+    def kinematics(self, readout: Any) -> dict[str, torch.Tensor]:
+        """Body-frame velocities and the other derived quantities of a physics readout."""
+        ...
 
 
 def as_shape(x: int | tuple[int, ...]) -> tuple[int, ...]:
@@ -69,18 +146,16 @@ def as_shape(x: int | tuple[int, ...]) -> tuple[int, ...]:
 
 def obs_shape(env: VecEnv, group: str) -> tuple[int, ...] | None:
     """Shape of one env's observation of ``group`` (None: the env has no such group)."""
-    shapes = getattr(env, "obs_shapes", None)
-    if shapes is not None and group in shapes:
-        return tuple(shapes[group])
+    if isinstance(env, PixelObservations) and group in env.obs_shapes:
+        return tuple(env.obs_shapes[group])
     return (env.obs_dims[group],) if group in env.obs_dims else None
 
 
 def obs_dtype(env: VecEnv) -> torch.dtype:
     """Element type of the observations: float32, or uint8 for pixels."""
-    return getattr(env, "obs_dtype", torch.float32)
+    return env.obs_dtype if isinstance(env, PixelObservations) else torch.float32
 
 
 def state_dict_of(env: VecEnv) -> dict[str, Any] | None:
     """The env's own checkpointable state, if it offers one (batched simulators do; Gymnasium envs do not)."""
-    fn = getattr(env, "state_dict", None)
-    return fn() if callable(fn) else None
+    return env.state_dict() if isinstance(env, Checkpointable) else None

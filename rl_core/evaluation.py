@@ -17,7 +17,7 @@ from typing import Any
 import torch
 
 from rl_core import breakdown
-from rl_core.env_api import VecEnv
+from rl_core.env_api import CommandBreakdown, VecEnv
 from rl_core.modules.actor_critic import ActorCritic
 
 
@@ -36,7 +36,7 @@ def evaluate(policy: ActorCritic, env: VecEnv, episodes: int, seed: int, max_ste
     ep_len = torch.zeros(N, device=device)
     finished = torch.zeros(N, dtype=torch.long, device=device)
     records: list[tuple[int, int, dict[str, float]]] = []  # (round, env, values)
-    bins = _BinnedMetrics(getattr(env, "breakdown_edges", {}), device)
+    bins = _BinnedMetrics(env.breakdown_edges if isinstance(env, CommandBreakdown) else {}, device)
     for t in range(max_steps):
         actions = policy.act_inference(obs["policy"].to(device))
         obs, rew, term, trunc, info = env.step(actions.squeeze(-1).long() if env.action_spec.discrete else actions)

@@ -22,9 +22,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from deploy.onnx_policy import FORMAT
 from rl_core.errors import UserError
 from rl_core.modules.actor_critic import ActorCritic
+from rl_core.policy_format import FORMAT
 
 PARITY_SAMPLES = 1000
 """Random observations each export is checked on."""

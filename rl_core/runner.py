@@ -14,7 +14,7 @@ from rl_core import checkpoint as ckpt
 from rl_core import distributed
 from rl_core.config import TrainConfig
 from rl_core.config_io import to_dict
-from rl_core.env_api import Obs, VecEnv, obs_dtype, state_dict_of
+from rl_core.env_api import Checkpointable, Obs, VecEnv, obs_dtype, state_dict_of
 from rl_core.errors import TrainingFault
 from rl_core.logging import Logger
 from rl_core.modules.actor_critic import ActorCritic
@@ -302,10 +302,9 @@ class OnPolicyRunner:
         for name, values in ep.get("recent_stats", {}).items():
             self._episode_stat_buffer(name)
             self.recent_stats[name].clear(); self.recent_stats[name].extend(values)
-        load_env = getattr(self.env, "load_state_dict", None)
         # Under torchrun the checkpoint holds rank 0's envs only: every rank restarts its episodes instead.
-        if data.get("env") is not None and callable(load_env) and not distributed.active():
-            load_env(data["env"])
+        if data.get("env") is not None and isinstance(self.env, Checkpointable) and not distributed.active():
+            self.env.load_state_dict(data["env"])
             self.obs = self._to_device(data["obs"])
             self.ep_return.copy_(ep["ep_return"]); self.ep_length.copy_(ep["ep_length"])
         else:

@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from envs.physics.native import NativePhysics
-from envs.robots import quadruped as robot
+from envs.robots.quadruped import QUADRUPED
+from envs.scenes.assemble import build
 from envs.tasks.locomotion import RANDOMIZED_FIELDS
 
 N = 8
@@ -21,34 +22,35 @@ def pair(request):
     """Native MuJoCo and another backend, on the model with every collision (the default) and with the feet
     only (``env.collisions=feet``)."""
     backend, collisions = request.param
-    model = robot.load_model(collisions)
+    robot = build(QUADRUPED, collisions)
+    model = robot.model
     if backend == "mjx":
         pytest.importorskip("mujoco.mjx")
         from envs.physics.mjx import MjxPhysics as Other
     else:
         pytest.importorskip("mujoco_warp")
         from envs.physics.warp import WarpPhysics as Other
-    return model, NativePhysics(model, N, 4, RANDOMIZED_FIELDS), Other(model, N, 4, RANDOMIZED_FIELDS)
+    return robot, NativePhysics(model, N, 4, RANDOMIZED_FIELDS), Other(model, N, 4, RANDOMIZED_FIELDS)
 
 
-def start(physics, height: float, yaw_seed: int = 0) -> None:
+def start(physics, robot, height: float, yaw_seed: int = 0) -> None:
     g = torch.Generator().manual_seed(yaw_seed)
     qpos = torch.zeros(N, 19)
     qpos[:, 2] = height
     yaw = torch.rand(N, generator=g) * 6.0 - 3.0
     qpos[:, 3], qpos[:, 6] = torch.cos(yaw / 2), torch.sin(yaw / 2)
-    qpos[:, 7:] = torch.tensor(robot.DEFAULT_JOINT_POS)
+    qpos[:, list(robot.joint_qpos_adr)] = torch.tensor(robot.default_joint_pos)
     qvel = torch.zeros(N, 18)
     qvel[:, 3:6] = torch.randn(N, 3, generator=g) * 0.5  # a slow tumble
     physics.reset(torch.ones(N, dtype=torch.bool), qpos, qvel)
 
 
 def test_contact_free_trajectories_agree(pair):
-    _, native, mjx = pair
+    robot, native, mjx = pair
     for p in (native, mjx):
-        start(p, height=10.0)  # held high in the air: no contact for the whole test
+        start(p, robot, height=10.0)  # held high in the air: no contact for the whole test
     g = torch.Generator().manual_seed(1)
-    default = torch.tensor(robot.DEFAULT_JOINT_POS)
+    default = torch.tensor(robot.default_joint_pos)
     for _ in range(25):
         ctrl = default + 0.1 * torch.randn(N, 12, generator=g)
         native.step(ctrl)
@@ -59,14 +61,14 @@ def test_contact_free_trajectories_agree(pair):
         torch.testing.assert_close(b.qpos[:, 2] - 10.0, a.qpos[:, 2] - 10.0, atol=1e-5, rtol=0)
         # joint velocities reach several rad/s: 1e-5 relative is a few float32 roundings
         torch.testing.assert_close(b.qvel, a.qvel, atol=1e-5, rtol=1e-5)
-    assert (a.sensordata[:, robot.FOOT_TOUCH] == 0).all()
+    assert (a.sensordata[:, list(robot.foot_touch_adr)] == 0).all()
 
 
 def test_standing_with_contacts_matches_statistically(pair):
-    _, native, mjx = pair
+    robot, native, mjx = pair
     for p in (native, mjx):
-        start(p, height=robot.BASE_HEIGHT)
-    default = torch.tensor(robot.DEFAULT_JOINT_POS).expand(N, 12)
+        start(p, robot, height=robot.spec.base_height)
+    default = torch.tensor(robot.default_joint_pos).expand(N, 12)
     heights = {"native": [], "mjx": []}
     for _ in range(100):  # 2 s: drop, settle, stand
         for name, p in (("native", native), ("mjx", mjx)):
@@ -75,9 +77,10 @@ def test_standing_with_contacts_matches_statistically(pair):
     a, b = native.read(), mjx.read()
     h_native, h_mjx = torch.stack(heights["native"][50:]), torch.stack(heights["mjx"][50:])
     assert abs(h_native.mean() - h_mjx.mean()) < 0.005
-    weight = float(pair[0].body_subtreemass[1]) * 9.81
+    weight = float(robot.model.body_subtreemass[robot.base_body_id]) * 9.81
+    feet = list(robot.foot_touch_adr)
     for r in (a, b):
-        total = r.sensordata[:, robot.FOOT_TOUCH].sum(1)
+        total = r.sensordata[:, feet].sum(1)
         assert torch.allclose(total, torch.full((N,), weight), rtol=0.05)  # the feet carry the robot
-    torch.testing.assert_close(b.sensordata[:, robot.FOOT_TOUCH].mean(0), a.sensordata[:, robot.FOOT_TOUCH].mean(0),
+    torch.testing.assert_close(b.sensordata[:, feet].mean(0), a.sensordata[:, feet].mean(0),
                                rtol=0.05, atol=1.0)

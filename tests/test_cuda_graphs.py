@@ -14,11 +14,12 @@ N = 64
 
 def make_env(cuda_graph: bool, **kw):
     pytest.importorskip("mujoco_warp")
+    from envs.robots.quadruped import QUADRUPED
     from envs.tasks.locomotion import LocomotionEnv
     from envs.tasks.locomotion_config import LocomotionEnvConfig
 
     cfg = LocomotionEnvConfig(num_envs=N, backend="warp", cuda_graph=cuda_graph, **kw)
-    return LocomotionEnv(cfg, "cuda")
+    return LocomotionEnv(cfg, QUADRUPED, "cuda")
 
 
 def quiet(**kw):
@@ -125,13 +126,14 @@ def test_runner_trains_on_the_warp_backend_with_graphs(tmp_path):
     """A few iterations of the real runner: the env step and the update are captured, and the run saves."""
     pytest.importorskip("mujoco_warp")
     from configs.quadruped import quadruped_flat
+    from envs.robots.quadruped import QUADRUPED
     from envs.tasks.locomotion import LocomotionEnv
     from rl_core.runner import OnPolicyRunner
 
     cfg = quadruped_flat()
     cfg = dataclasses.replace(cfg, env=dataclasses.replace(cfg.env, num_envs=N, backend="warp"),
                               runner=dataclasses.replace(cfg.runner, device="cuda", max_iterations=4, save_interval=2))
-    env = LocomotionEnv(cfg.env, "cuda")
+    env = LocomotionEnv(cfg.env, QUADRUPED, "cuda")
     runner = OnPolicyRunner(env, cfg, task="quadruped-flat", run_dir=tmp_path, quiet=True)
     summary = runner.learn()
     assert summary["iterations"] == 4 and runner.alg._graphed is not None and runner.alg._graphed.graph is not None

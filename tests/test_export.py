@@ -18,6 +18,7 @@ from configs.quadruped import quadruped_flat
 from deploy.onnx_policy import OnnxPolicy
 from deploy.sim2sim import PlainMujocoRobot
 from envs.gym import GymVecEnv
+from envs.robots.quadruped import QUADRUPED
 from envs.tasks.locomotion import LocomotionEnv
 from rl_core.export import ExportError, check_parity, export_jit, export_onnx, policy_metadata
 from rl_core.modules.actor_critic import ActorCritic
@@ -39,7 +40,7 @@ def quadruped():
     cfg = quadruped_flat()
     env_cfg = dataclasses.replace(cfg.env, num_envs=1, backend="native",
                                   noise=dataclasses.replace(cfg.env.noise, scale=0.0))
-    env = LocomotionEnv(env_cfg.for_evaluation())
+    env = LocomotionEnv(env_cfg.for_evaluation(), QUADRUPED)
     return env, _policy(env, cfg)
 
 
@@ -69,7 +70,9 @@ def test_onnx_metadata_describes_the_robot_interface(quadruped_onnx):
     assert sum(n for _, n in meta["obs_layout"]) == 48
     assert meta["obs_scales"]["base_ang_vel"] == 0.25 and meta["obs_scales"]["commands"] == [2.0, 2.0, 0.25]
     assert meta["joint_names"][0] == "FR_hip_joint" and len(meta["default_joint_pos"]) == 12
-    assert meta["action_scale"] == 0.25 and meta["kp"] == 20.0 and meta["kd"] == 0.5
+    assert meta["action_scale"] == 0.25 and meta["kp"] == [20.0] * 12 and meta["kd"] == [0.5] * 12
+    assert meta["torque_limits"][:3] == [23.7, 23.7, 35.55] and meta["base_joint"] == "root"
+    assert meta["foot_names"] == ["FR_foot", "FL_foot", "RR_foot", "RL_foot"] and "scene_mjb" in meta
     assert meta["control_dt"] == pytest.approx(0.02) and meta["decimation"] == 4
     import onnx
 

@@ -14,6 +14,7 @@ import pytest
 import torch
 
 from configs.quadruped import quadruped_flat
+from envs.robots.quadruped import QUADRUPED
 from envs.tasks.locomotion import LocomotionEnv
 from rl_core import checkpoint as ckpt
 from rl_core.config import PPOConfig
@@ -39,7 +40,7 @@ def _small_quadruped():
 
 def test_nan_physics_is_reset_counted_and_not_learned_from():
     cfg = _small_quadruped()
-    env = NanInjector(LocomotionEnv(cfg.env), ids=[1, 5], at=2)
+    env = NanInjector(LocomotionEnv(cfg.env, QUADRUPED), ids=[1, 5], at=2)
     runner = OnPolicyRunner(env, cfg, task="quadruped-flat", quiet=True)
     runner.obs = runner.env.reset(seed=0)
     runner.collect()

@@ -1,4 +1,5 @@
-"""Contract tests of quadruped-flat on each physics backend (MJX at a small batch: it compiles once per module)."""
+"""Contract tests of every registered locomotion task (the built-in quadruped and the example robot of
+docs/robots.md) on each physics backend (MJX at a small batch: it compiles once per task and module)."""
 
 from __future__ import annotations
 
@@ -7,28 +8,43 @@ import dataclasses
 import pytest
 import torch
 
-from envs.robots import quadruped as robot
+from envs.robots.quadruped import LEGS, QUADRUPED
 from envs.tasks.locomotion import LocomotionEnv
 from envs.tasks.locomotion_config import LocomotionEnvConfig
 from rl_core.env_api import VecEnv
+from tests.locomotion_tasks import EXAMPLE_TASK, LOCOMOTION_TASKS, make_task_env
 
 BACKENDS = ["native", pytest.param("mjx", marks=pytest.mark.mjx), pytest.param("warp", marks=pytest.mark.warp)]
 _NEEDS = {"mjx": "mujoco.mjx", "warp": "mujoco_warp"}
 N = 16
 
 
-@pytest.fixture(scope="module", params=BACKENDS)
+def _params() -> list:
+    """(task, backend) pairs; MJX / Warp marked ``mjx`` / ``warp``, and the example robot on them also ``slow``
+    (its MJX compile alone takes about 30 s on the 2-core CPU; the quadruped's stays in the default suite)."""
+    out = []
+    for task in LOCOMOTION_TASKS:
+        name = task.rsplit("/", 1)[-1]
+        out.append(pytest.param((task, "native"), id=f"{name}-native"))
+        for backend in ("mjx", "warp"):
+            marks = [getattr(pytest.mark, backend)] + ([pytest.mark.slow] if task == EXAMPLE_TASK else [])
+            out.append(pytest.param((task, backend), id=f"{name}-{backend}", marks=marks))
+    return out
+
+
+@pytest.fixture(scope="module", params=_params())
 def env(request):
-    if request.param in _NEEDS:
-        pytest.importorskip(_NEEDS[request.param])
-    e = LocomotionEnv(LocomotionEnvConfig(num_envs=N, backend=request.param))
+    task, backend = request.param
+    if backend in _NEEDS:
+        pytest.importorskip(_NEEDS[backend])
+    e = make_task_env(task, num_envs=N, backend=backend)
     yield e
     e.close()
 
 
-def random_actions(seed: int, steps: int) -> list[torch.Tensor]:
+def random_actions(seed: int, steps: int, n: int = 12) -> list[torch.Tensor]:
     g = torch.Generator().manual_seed(seed)
-    return [torch.randn(N, 12, generator=g) for _ in range(steps)]
+    return [torch.randn(N, n, generator=g) for _ in range(steps)]
 
 
 def rollout(env: LocomotionEnv, seed: int, actions: list[torch.Tensor]) -> list[torch.Tensor]:
@@ -41,10 +57,11 @@ def rollout(env: LocomotionEnv, seed: int, actions: list[torch.Tensor]) -> list[
 
 def test_shapes_dtypes_and_no_nan_after_many_random_steps(env):
     assert isinstance(env, VecEnv)
-    assert env.obs_dims == {"policy": 48} and env.action_spec.n == 12 and not env.action_spec.discrete
+    J = env.num_joints
+    assert env.obs_dims == {"policy": 12 + 3 * J} and env.action_spec.n == J and not env.action_spec.discrete
     obs = env.reset(seed=0)
-    assert obs["policy"].shape == (N, 48) and obs["policy"].dtype == torch.float32
-    for a in random_actions(1, 150):
+    assert obs["policy"].shape == (N, 12 + 3 * J) and obs["policy"].dtype == torch.float32
+    for a in random_actions(1, 150, J):
         obs, rew, term, trunc, info = env.step(a)
         assert torch.isfinite(obs["policy"]).all() and torch.isfinite(rew).all()
     assert rew.shape == (N,) and rew.dtype == torch.float32
@@ -54,7 +71,7 @@ def test_shapes_dtypes_and_no_nan_after_many_random_steps(env):
 
 
 def test_same_seed_same_rollout(env):
-    actions = random_actions(2, 30)
+    actions = random_actions(2, 30, env.num_joints)
     a, b = rollout(env, 7, actions), rollout(env, 7, actions)
     assert all(torch.equal(x, y) for x, y in zip(a, b))
     c = rollout(env, 8, actions)
@@ -65,16 +82,18 @@ def test_time_out_is_truncation_and_auto_reset_gives_a_fresh_state(env):
     env.reset(seed=3)
     env.episode_length.fill_(env.max_episode_length - 1)
     env.episode_length[0] = 5  # env 0 keeps running
-    stand = torch.zeros(N, 12)
+    stand = torch.zeros(N, env.num_joints)
     obs, _, term, trunc, info = env.step(stand)
     assert trunc[1:].all() and not trunc[0] and not term.any()
     assert torch.equal(env.episode_length[1:], torch.zeros(N - 1, dtype=torch.long))
     assert env.episode_length[0] == 6
     # the returned observation is the first of the new episode; final_obs is the last of the old one
     assert not torch.allclose(obs["policy"][1:], info["final_obs"]["policy"][1:])
-    assert torch.allclose(obs["policy"][:, 36:], torch.zeros(N, 12))  # last actions zeroed... and env 0's are 0 too
+    J = env.num_joints
+    assert torch.allclose(obs["policy"][:, 12 + 2 * J:], torch.zeros(N, J))  # last actions zeroed (env 0's are 0 too)
     qpos = env.physics.read().qpos
-    assert torch.allclose(qpos[1:, 2], torch.full((N - 1,), robot.BASE_HEIGHT))
+    z = env.robot.base_qpos_adr + 2
+    assert torch.allclose(qpos[1:, z], torch.full((N - 1,), env.robot.spec.base_height))
 
 
 def first_two_terminate(env: LocomotionEnv, place) -> None:
@@ -90,7 +109,7 @@ def first_two_terminate(env: LocomotionEnv, place) -> None:
     env.episode_length[:] = 0
     terminated = torch.zeros(N, dtype=torch.bool)
     for _ in range(3):
-        _, _, term, trunc, _ = env.step(torch.zeros(N, 12))
+        _, _, term, trunc, _ = env.step(torch.zeros(N, env.num_joints))
         terminated |= term
         assert not (term & trunc).any()
     assert terminated[:2].all() and not terminated[2:].any()
@@ -110,20 +129,22 @@ def test_resets_randomize_model_parameters_within_ranges(env):
     friction = env.physics.model_field("geom_friction")[:, :, 0]
     assert friction.min() >= rnd.friction[0] - 1e-6 and friction.max() <= rnd.friction[1] + 1e-6
     assert friction[:, 0].unique().numel() > 1  # per env
-    mass = env.physics.model_field("body_mass")[:, env.torso_id]
-    base = float(env.model.body_mass[env.torso_id])
+    body = env.robot.mass_body_id
+    mass = env.physics.model_field("body_mass")[:, body]
+    base = float(env.model.body_mass[body])
     assert (mass >= base + rnd.added_base_mass[0] - 1e-5).all() and (mass <= base + rnd.added_base_mass[1] + 1e-5).all()
     kp = env.physics.model_field("actuator_gainprm")[:, :, 0]
-    assert torch.allclose(kp / robot.KP, kp[:, :1] / robot.KP)  # one scale per env
-    assert (kp >= robot.KP * rnd.gain_scale[0] - 1e-4).all() and (kp <= robot.KP * rnd.gain_scale[1] + 1e-4).all()
+    nominal = torch.tensor(env.model.actuator_gainprm[:, 0], dtype=torch.float32)
+    assert torch.allclose(kp / nominal, kp[:, :1] / nominal[0])  # one scale per env
+    assert (kp >= nominal * rnd.gain_scale[0] - 1e-4).all() and (kp <= nominal * rnd.gain_scale[1] + 1e-4).all()
 
 
 def test_state_dict_round_trip_continues_identically(env):
     env.reset(seed=6)
-    for a in random_actions(3, 5):
+    for a in random_actions(3, 5, env.num_joints):
         env.step(a)
     state = env.state_dict()
-    after = random_actions(4, 10)
+    after = random_actions(4, 10, env.num_joints)
     first = [env.step(a)[0]["policy"].clone() for a in after]
     env.load_state_dict(state)
     second = [env.step(a)[0]["policy"].clone() for a in after]
@@ -143,7 +164,7 @@ def test_commands_within_ranges_and_small_ones_zeroed(env):
 def test_zero_noise_config_gives_noise_free_observations():
     cfg = dataclasses.replace(LocomotionEnvConfig(num_envs=4, backend="native"),
                               noise=dataclasses.replace(LocomotionEnvConfig().noise, scale=0.0))
-    env = LocomotionEnv(cfg)
+    env = LocomotionEnv(cfg, QUADRUPED)
     obs = env.reset(seed=0)["policy"]
     assert torch.allclose(obs[:, 6:9], torch.tensor([0.0, 0.0, -1.0]).expand(4, 3), atol=1e-6)  # upright at reset
 
@@ -154,11 +175,11 @@ def test_nan_state_is_detected_reset_and_marked_invalid(env):
     mask = torch.zeros(N, dtype=torch.bool)
     mask[[2, 9]] = True
     env.physics.set_velocity(mask, torch.full((N, env.model.nv), float("nan")))
-    obs, rew, term, trunc, info = env.step(torch.zeros(N, 12))
+    obs, rew, term, trunc, info = env.step(torch.zeros(N, env.num_joints))
     assert torch.equal(info["invalid"].cpu(), mask) and torch.equal(term.cpu(), mask)
     assert torch.isfinite(obs["policy"]).all() and torch.isfinite(rew).all() and (rew[mask] == 0).all()
     assert info["log"]["diverged"].item() == 2 / N
-    obs, rew, term, trunc, info = env.step(torch.zeros(N, 12))
+    obs, rew, term, trunc, info = env.step(torch.zeros(N, env.num_joints))
     r = env.physics.read()
     assert torch.isfinite(r.qpos).all() and torch.isfinite(r.qvel).all() and not info["invalid"].any()
 
@@ -168,9 +189,9 @@ def test_feet_only_collisions_end_episodes_on_tilt_and_height(backend):
     if backend in _NEEDS:
         pytest.importorskip(_NEEDS[backend])
     env = LocomotionEnv(LocomotionEnvConfig(num_envs=N, backend=backend, collisions="feet", solver_iterations=1,
-                                            ls_iterations=5))
+                                            ls_iterations=5), QUADRUPED)
     colliding = {env.model.geom(i).name for i in range(env.model.ngeom) if env.model.geom_contype[i]}
-    assert colliding == {f"{leg}_foot" for leg in robot.LEGS}
+    assert colliding == {f"{leg}_foot" for leg in LEGS}
     assert (env.model.opt.iterations, env.model.opt.ls_iterations) == (1, 5)
     def fallen(qpos: torch.Tensor) -> None:
         qpos[0, 3:7] = torch.tensor([0.7071, 0.7071, 0.0, 0.0])  # rolled 90 degrees, at standing height

@@ -7,6 +7,7 @@ import dataclasses
 import torch
 
 from configs.quadruped import quadruped_flat
+from envs.robots.quadruped import QUADRUPED
 from envs.tasks.locomotion import LocomotionEnv
 from rl_core import checkpoint as ckpt
 from rl_core.runner import OnPolicyRunner
@@ -24,7 +25,7 @@ def small_config():
 
 def runner():
     cfg = small_config()
-    return OnPolicyRunner(LocomotionEnv(cfg.env), cfg, task="quadruped-flat", quiet=True)
+    return OnPolicyRunner(LocomotionEnv(cfg.env, QUADRUPED), cfg, task="quadruped-flat", quiet=True)
 
 
 def test_k_plus_k_resumed_equals_2k_straight(tmp_path):

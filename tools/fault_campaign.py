@@ -343,6 +343,7 @@ def nan_physics_round(seed: int) -> dict[str, Any]:
     import torch
 
     from configs.quadruped import quadruped_flat
+    from envs.robots.quadruped import QUADRUPED
     from envs.tasks.locomotion import LocomotionEnv
     from rl_core.runner import OnPolicyRunner
 
@@ -353,7 +354,7 @@ def nan_physics_round(seed: int) -> dict[str, Any]:
         runner=dataclasses.replace(cfg.runner, num_steps_per_env=6, max_iterations=3, device="cpu", seed=seed),
         algorithm=dataclasses.replace(cfg.algorithm, num_mini_batches=2, num_learning_epochs=1))
     ids = rng.sample(range(8), rng.randint(1, 3))
-    env = NanInjector(LocomotionEnv(cfg.env), ids, at=rng.randrange(0, 12))
+    env = NanInjector(LocomotionEnv(cfg.env, QUADRUPED), ids, at=rng.randrange(0, 12))
     runner = OnPolicyRunner(env, cfg, task="quadruped-flat", quiet=True)
     runner.learn()
     finite = all(bool(torch.isfinite(p).all()) for p in runner.policy.parameters())

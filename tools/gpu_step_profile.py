@@ -35,12 +35,14 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
+    from envs.robots.quadruped import QUADRUPED
+
     from envs.tasks.locomotion import LocomotionEnv
     from envs.tasks.locomotion_config import LocomotionEnvConfig
 
     device = torch.device(args.device)
     cuda = device.type == "cuda"
-    env = LocomotionEnv(LocomotionEnvConfig(num_envs=args.num_envs, collisions=args.collisions), device)
+    env = LocomotionEnv(LocomotionEnvConfig(num_envs=args.num_envs, collisions=args.collisions), QUADRUPED, device)
     env.reset(seed=0)
     n = args.num_envs
     actions = torch.zeros(n, 12, device=env.device)

@@ -1,7 +1,7 @@
 """Our VecEnv as an ``rsl_rl.env.VecEnv`` (rsl-rl-lib 5.x), so that rsl_rl's own OnPolicyRunner can train it.
 
     from envs.adapters.rsl_rl import RslRlVecEnv, rsl_rl_train_cfg
-    env = RslRlVecEnv(LocomotionEnv(cfg.env))
+    env = RslRlVecEnv(LocomotionEnv(cfg.env, QUADRUPED))
     runner = rsl_rl.runners.OnPolicyRunner(env, rsl_rl_train_cfg(cfg), log_dir=None, device="cpu")
 
 rsl_rl sees ``dones = terminated | truncated`` and ``extras["time_outs"] = truncated`` (it then bootstraps a

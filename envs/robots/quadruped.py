@@ -1,71 +1,37 @@
-"""Constants of the Go1-sized quadruped in ``quadruped.xml``: the one place the task reads them from.
+"""The Go1-sized quadruped of ``quadruped.xml`` as a RobotSpec: data only, resolved by name at build time.
 
-The actuators are MuJoCo position servos (``kp``, ``kv``, torque limit), so the PD law runs at every physics
-substep on both backends. The task sends ``q_target = DEFAULT_JOINT_POS + ACTION_SCALE * action``.
+Leg order everywhere (joints, actuators, feet): front-right, front-left, rear-right, rear-left. The servos are
+created on the named joints (the file's identical ones are replaced), so the PD law runs at every substep.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import mujoco
-
-XML_PATH = Path(__file__).with_name("quadruped.xml")
-"""The MJCF model."""
+from envs.robots.spec import ActuatorGroup, RobotSpec
 
 LEGS = ("FR", "FL", "RR", "RL")
-"""Leg order everywhere (joints, actuators, feet, sensors): front-right, front-left, rear-right, rear-left."""
+"""Leg prefixes, in the order of the joints and the feet."""
 
-JOINT_NAMES = tuple(f"{leg}_{part}_joint" for leg in LEGS for part in ("hip", "thigh", "calf"))
-"""The 12 actuated joints in actuator order (hip abduction, hip flexion, knee per leg)."""
-
-DEFAULT_JOINT_POS = (-0.1, 0.8, -1.5, 0.1, 0.8, -1.5, -0.1, 1.0, -1.5, 0.1, 1.0, -1.5)
-"""Standing pose (rad), the zero of the action; in JOINT_NAMES order."""
-
-KP = 20.0
-"""Position gain of every actuator (N m / rad)."""
-KD = 0.5
-"""Velocity gain of every actuator (N m s / rad)."""
-TORQUE_LIMITS = (23.7, 23.7, 35.55) * 4
-"""Actuator torque limits (N m) in JOINT_NAMES order."""
-ACTION_SCALE = 0.25
-"""Joint target offset (rad) per unit of action."""
-
-BASE_HEIGHT = 0.30
-"""Initial torso height (m) at reset: a short drop onto the feet (the robot stands at about 0.27 m)."""
-TORSO_BODY = "torso"
-"""Body whose mass is randomized."""
-
-TIMESTEP = 0.005
-"""Physics timestep (s); must equal the XML option."""
-
-# Sensor layout (sensordata columns), in the XML's order.
-FOOT_TOUCH = slice(0, 4)
-"""Normal contact force on each foot (N)."""
-FORBIDDEN_TOUCH = slice(4, 9)
-"""Torso and the four thighs: any contact ends the episode."""
-CALF_TOUCH = slice(9, 13)
-"""The four calves: contact is penalized."""
-FOOT_POS = slice(13, 25)
-"""World position of each foot centre, 4 x 3."""
-FOOT_VEL = slice(25, 37)
-"""World linear velocity of each foot centre, 4 x 3."""
-FOOT_RADIUS = 0.02
-"""Radius of the sphere feet (m)."""
-
-
-def load_model(collisions: str = "full", solver_iterations: int | None = None,
-               ls_iterations: int | None = None) -> mujoco.MjModel:
-    """The compiled model. ``collisions="feet"``: only the four foot spheres keep colliding with the floor;
-    solver / line-search iterations override the XML's options where given."""
-    model = mujoco.MjModel.from_xml_path(str(XML_PATH))
-    if collisions == "feet":
-        feet = {model.geom(f"{leg}_foot").id for leg in LEGS}
-        for i in range(model.ngeom):
-            if i not in feet:
-                model.geom_contype[i] = 0
-    if solver_iterations is not None:
-        model.opt.iterations = solver_iterations
-    if ls_iterations is not None:
-        model.opt.ls_iterations = ls_iterations
-    return model
+QUADRUPED = RobotSpec(
+    name="quadruped",
+    mjcf=Path(__file__).with_name("quadruped.xml"),
+    base_body="torso",
+    joints=tuple(f"{leg}_{part}_joint" for leg in LEGS for part in ("hip", "thigh", "calf")),
+    default_pose={
+        "(FR|RR)_hip_joint": -0.1, "(FL|RL)_hip_joint": 0.1,
+        "F._thigh_joint": 0.8, "R._thigh_joint": 1.0,
+        ".*_calf_joint": -1.5,
+    },
+    actuators=(
+        ActuatorGroup(joints=".*_(hip|thigh)_joint", kp=20.0, kd=0.5, effort_limit=23.7),
+        ActuatorGroup(joints=".*_calf_joint", kp=20.0, kd=0.5, effort_limit=35.55),
+    ),
+    action_scale=0.25,
+    base_height=0.30,  # a short drop onto the feet (it stands at about 0.27 m)
+    foot_geoms=tuple(f"{leg}_foot" for leg in LEGS),
+    termination_contacts=("torso", ".*_thigh"),
+    penalized_contacts=tuple(f"{leg}_calf" for leg in LEGS),
+    mass_body="torso",
+)
+"""The built-in quadruped (``quadruped-flat``)."""

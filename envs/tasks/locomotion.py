@@ -1,35 +1,44 @@
-"""Velocity-tracking locomotion on flat ground (legged_gym's task) for the quadruped, on any physics backend.
+"""Velocity-tracking locomotion on flat ground (legged_gym's task) for any legged robot, on any physics backend.
 
-The physics backend simulates; everything else here is torch over its readout: commands, the 48-dim
-observation, the reward terms, terminations (kept apart from time-outs), per-env resets, domain randomization,
+The robot is a ``RobotSpec`` (``envs/robots/spec.py``), put into the scene and resolved by name once
+(``envs/scenes/assemble.py``); every size and address below comes from that resolution, none from a robot
+module. The physics backend simulates; everything else here is torch over its readout: commands, the
+observation (12 + 3 x joints values: 48 for 12 joints), the reward terms (a name -> function table,
+``locomotion_rewards.TERMS``), terminations (kept apart from time-outs), per-env resets, domain randomization,
 pushes and observation noise. All randomness comes from one torch generator, saved in the checkpoint along
 with the physics state, so a resumed CPU run continues bit-identically.
 """
 
 from __future__ import annotations
 
+import base64
 import math
+import zlib
 from dataclasses import fields
 from typing import Any
+
+import mujoco
+import numpy as np
 
 import torch
 
 from envs.physics.base import PhysicsReadout
 from envs.physics.cpu_threads import single_threaded
 from envs.physics.factory import make_physics, resolve_backend
-from envs.robots import quadruped as robot
+from envs.robots.resolved import ResolvedRobot
+from envs.robots.spec import RobotSpec
+from envs.scenes.assemble import build
 from envs.tasks import locomotion_rewards as R
 from envs.tasks.graphed_step import GraphedStep
 from envs.tasks.locomotion_config import LocomotionEnvConfig
 from envs.tasks.rotations import from_yaw, rotate_inverse
 from rl_core import breakdown
-from rl_core.env_api import ActionSpec, Obs
+from rl_core.env_api import ActionSpec, Obs, StepInfo
 
 OBS_SCALES = {"lin_vel": 2.0, "ang_vel": 0.25, "joint_pos": 1.0, "joint_vel": 0.05}
 """Observation scales (legged_gym); the commands use the matching lin_vel / ang_vel scales."""
-OBS_LAYOUT = (("base_lin_vel", 3), ("base_ang_vel", 3), ("projected_gravity", 3), ("commands", 3),
-              ("joint_pos", 12), ("joint_vel", 12), ("last_actions", 12))
-"""Observation groups in order (48 values)."""
+OBS_TERMS = ("base_lin_vel", "base_ang_vel", "projected_gravity", "commands", "joint_pos", "joint_vel", "last_actions")
+"""Observation groups in order: 3 values each for the first four, one per actuated joint for the last three."""
 MAX_SANE_QVEL = 1e3
 """A generalized velocity beyond this (m/s or rad/s) means the simulation has diverged."""
 COMMANDS = ("lin_vel_x", "lin_vel_y", "yaw_rate")
@@ -38,14 +47,33 @@ RANDOMIZED_FIELDS = ("geom_friction", "body_mass", "actuator_gainprm", "actuator
 """Model fields that get per-env values."""
 
 
-class LocomotionEnv:
-    """``cfg.num_envs`` quadrupeds tracking random velocity commands; satisfies ``rl_core.env_api.VecEnv``."""
+def columns(addresses: tuple[int, ...], device: torch.device) -> slice | torch.Tensor:
+    """Index of the given columns: a slice (a view, no copy) when they are contiguous, else an index tensor."""
+    if addresses and list(addresses) == list(range(addresses[0], addresses[0] + len(addresses))):
+        return slice(addresses[0], addresses[0] + len(addresses))
+    return torch.tensor(addresses, dtype=torch.long, device=device)
 
-    def __init__(self, cfg: LocomotionEnvConfig, device: torch.device | str = "cpu"):
+
+def scene_bytes(model: mujoco.MjModel) -> str:
+    """The compiled model as MJB bytes, zlib-compressed and base64-encoded (meshes and textures included)."""
+    buffer = np.zeros(mujoco.mj_sizeModel(model), dtype=np.uint8)
+    mujoco.mj_saveModel(model, None, buffer)
+    return base64.b64encode(zlib.compress(buffer.tobytes(), 9)).decode("ascii")
+
+
+class LocomotionEnv:
+    """``cfg.num_envs`` copies of ``robot`` tracking random velocity commands; satisfies ``rl_core.env_api.VecEnv``."""
+
+    def __init__(self, cfg: LocomotionEnvConfig, robot: RobotSpec, device: torch.device | str = "cpu"):
+        if not isinstance(robot, RobotSpec):  # e.g. the former LocomotionEnv(cfg, device)
+            raise TypeError(f"LocomotionEnv(cfg, robot, device): robot must be a RobotSpec, not {type(robot).__name__}")
         self.cfg = cfg
         device = torch.device(device)
         self.backend = resolve_backend(cfg.backend, device)
-        self.model = robot.load_model(cfg.collisions, cfg.solver_iterations, cfg.ls_iterations)
+        weights = _reward_weights(cfg)
+        R.check_weights(weights)
+        self.robot: ResolvedRobot = build(robot, cfg.collisions, cfg.solver_iterations, cfg.ls_iterations)
+        self.model = self.robot.model
         N = self.num_envs = cfg.num_envs
         self.physics = make_physics(self.model, N, cfg.decimation, RANDOMIZED_FIELDS, self.backend,
                                     device, cfg.physics_threads, cfg.mjx_impl, cfg.warp_nconmax, cfg.warp_njmax)
@@ -55,31 +83,52 @@ class LocomotionEnv:
         self.resample_steps = max(1, round(cfg.commands.resample_s / self.dt))
         push_s = cfg.randomization.push_interval_s
         self.push_steps = max(1, round(push_s / self.dt)) if push_s > 0 else 0
-        self.obs_dims = {"policy": sum(n for _, n in OBS_LAYOUT)}
-        self.action_spec = ActionSpec(discrete=False, n=len(robot.JOINT_NAMES))
+        rb = self.robot
+        J, F = self.num_joints, self.num_feet = rb.num_joints, rb.num_feet
+        self.obs_layout = tuple(zip(OBS_TERMS, (3, 3, 3, 3, J, J, J)))
+        self.obs_dims = {"policy": sum(n for _, n in self.obs_layout)}
+        self.action_spec = ActionSpec(discrete=False, n=J)
         self.generator = torch.Generator(dev)
 
         f32 = dict(device=dev, dtype=torch.float32)
-        self.default_joint_pos = torch.tensor(robot.DEFAULT_JOINT_POS, **f32)
-        self.torso_id = self.model.body(robot.TORSO_BODY).id
+        self.default_joint_pos = torch.tensor(rb.default_joint_pos, **f32)
+        self.action_scale = rb.spec.action_scale
+        self.torso_id = rb.base_body_id
         self._defaults = {name: torch.tensor(getattr(self.model, name), **f32) for name in RANDOMIZED_FIELDS}
+        self._qpos0 = torch.tensor(self.model.qpos0, **f32)
+        # Every address by name, resolved once (slices where contiguous: views, no copies).
+        b = rb.base_qpos_adr
+        self._base_pos, self._base_quat = slice(b, b + 3), slice(b + 3, b + 7)
+        v = rb.base_dof_adr
+        self._base_linvel, self._base_angvel, self._base_dofs = slice(v, v + 3), slice(v + 3, v + 6), slice(v, v + 6)
+        self._joint_qpos = columns(rb.joint_qpos_adr, dev)
+        self._joint_dof = columns(rb.joint_dof_adr, dev)
+        identity = rb.ctrl_from_policy == tuple(range(J))
+        self._ctrl_order = None if identity else torch.tensor(rb.ctrl_from_policy, dtype=torch.long, device=dev)
+        self._foot_touch = columns(rb.foot_touch_adr, dev)
+        self._foot_vel = columns(rb.foot_vel_adr, dev)
+        self._term_force = columns(rb.termination_force_adr, dev)
+        self._pen_force = columns(rb.penalized_force_adr, dev)
+        nb = len(rb.penalized_bodies)
+        self._pen_bodies = None if rb.penalized_body_of == tuple(range(nb)) else (
+            nb, torch.tensor(rb.penalized_body_of, dtype=torch.long, device=dev))
         s = OBS_SCALES
         self.cmd_scale = torch.tensor([s["lin_vel"], s["lin_vel"], s["ang_vel"]], **f32)
         n = cfg.noise
         self.noise_vec = cfg.noise.scale * torch.cat([
             torch.full((3,), n.lin_vel * s["lin_vel"]), torch.full((3,), n.ang_vel * s["ang_vel"]),
-            torch.full((3,), n.gravity), torch.zeros(3), torch.full((12,), n.joint_pos * s["joint_pos"]),
-            torch.full((12,), n.joint_vel * s["joint_vel"]), torch.zeros(12)]).to(dev)
-        self.reward_terms = {name: w * self.dt for name, w in _reward_weights(cfg).items() if w != 0.0}
+            torch.full((3,), n.gravity), torch.zeros(3), torch.full((J,), n.joint_pos * s["joint_pos"]),
+            torch.full((J,), n.joint_vel * s["joint_vel"]), torch.zeros(J)]).to(dev)
+        self.reward_terms = {name: w * self.dt for name, w in weights.items() if w != 0.0}
         self.breakdown_edges = {name: breakdown.edges(*getattr(cfg.commands, name)) for name in COMMANDS}
 
         # Task state (checkpointed).
         self.commands = torch.zeros(N, 3, **f32)
         self.episode_length = torch.zeros(N, dtype=torch.long, device=dev)
-        self.last_actions = torch.zeros(N, 12, **f32)
-        self.last_joint_vel = torch.zeros(N, 12, **f32)
-        self.air_time = torch.zeros(N, 4, **f32)
-        self.last_contacts = torch.zeros(N, 4, dtype=torch.bool, device=dev)
+        self.last_actions = torch.zeros(N, J, **f32)
+        self.last_joint_vel = torch.zeros(N, J, **f32)
+        self.air_time = torch.zeros(N, F, **f32)
+        self.last_contacts = torch.zeros(N, F, dtype=torch.bool, device=dev)
         self._all = torch.ones(N, dtype=torch.bool, device=dev)
         self._cpu = dev.type == "cpu"
         self._cos_fall_tilt = math.cos(cfg.fall_tilt)
@@ -95,25 +144,33 @@ class LocomotionEnv:
     def _uniform(self, shape: tuple[int, ...], low: float, high: float) -> torch.Tensor:
         return torch.rand(shape, generator=self.generator, device=self.device) * (high - low) + low
 
-    @staticmethod
-    def kinematics(r: PhysicsReadout) -> dict[str, torch.Tensor]:
-        """Base velocities and gravity in the body frame, joint states, feet: what rewards and observations use."""
-        quat = r.qpos[:, 3:7]
+    def kinematics(self, r: PhysicsReadout) -> dict[str, torch.Tensor]:
+        """Base velocities and gravity in the body frame, joint states, feet and contact forces (every column
+        found by name at build time): what rewards and observations use."""
+        quat = r.qpos[:, self._base_quat]
         N = quat.shape[0]
         gravity = torch.zeros(N, 3, device=quat.device)  # filled on the device: a tensor from a list is a host copy
         gravity[:, 2] = -1.0
         sd = r.sensordata
         return {
-            "lin_vel_b": rotate_inverse(quat, r.qvel[:, 0:3]),
-            "ang_vel_b": r.qvel[:, 3:6],
+            "lin_vel_b": rotate_inverse(quat, r.qvel[:, self._base_linvel]),
+            "ang_vel_b": r.qvel[:, self._base_angvel],
             "gravity_b": rotate_inverse(quat, gravity),
-            "joint_pos": r.qpos[:, 7:19],
-            "joint_vel": r.qvel[:, 6:18],
-            "foot_force": sd[:, robot.FOOT_TOUCH],
-            "forbidden_force": sd[:, robot.FORBIDDEN_TOUCH],
-            "calf_force": sd[:, robot.CALF_TOUCH],
-            "foot_vel_w": sd[:, robot.FOOT_VEL].reshape(N, 4, 3),
+            "joint_pos": r.qpos[:, self._joint_qpos],
+            "joint_vel": r.qvel[:, self._joint_dof],
+            "foot_force": sd[:, self._foot_touch],
+            "forbidden_force": sd[:, self._term_force],
+            "penalized_force": self._per_body(sd[:, self._pen_force]),
+            "foot_vel_w": sd[:, self._foot_vel].reshape(N, self.num_feet, 3),
         }
+
+    def _per_body(self, force: torch.Tensor) -> torch.Tensor:
+        """Largest contact force per penalized body (a body may have several collision geoms)."""
+        if self._pen_bodies is None:
+            return force
+        nb, index = self._pen_bodies
+        out = torch.zeros(force.shape[0], nb, device=force.device, dtype=force.dtype)
+        return out.scatter_reduce(1, index.expand(force.shape[0], -1), force, reduce="amax")
 
     def _observe(self, k: dict[str, torch.Tensor]) -> torch.Tensor:
         s = OBS_SCALES
@@ -137,19 +194,20 @@ class LocomotionEnv:
     def _reset_envs(self, mask: torch.Tensor) -> None:
         """Fresh randomized state, model parameters and commands for the masked envs (fixed shapes, no sync)."""
         N, rnd = self.num_envs, self.cfg.randomization
-        qpos = torch.zeros(N, self.model.nq, device=self.device)
-        qpos[:, 2] = robot.BASE_HEIGHT
-        qpos[:, 3:7] = from_yaw(self._uniform((N,), -math.pi, math.pi))
-        qpos[:, 7:] = self.default_joint_pos * self._uniform((N, 12), *rnd.init_joint_scale)
+        qpos = self._qpos0.expand(N, -1).clone()
+        qpos[:, self._base_pos] = 0.0
+        qpos[:, self._base_pos.start + 2] = self.robot.spec.base_height
+        qpos[:, self._base_quat] = from_yaw(self._uniform((N,), -math.pi, math.pi))
+        qpos[:, self._joint_qpos] = self.default_joint_pos * self._uniform((N, self.num_joints), *rnd.init_joint_scale)
         qvel = torch.zeros(N, self.model.nv, device=self.device)
-        qvel[:, :6] = self._uniform((N, 6), -rnd.init_base_vel, rnd.init_base_vel)
+        qvel[:, self._base_dofs] = self._uniform((N, 6), -rnd.init_base_vel, rnd.init_base_vel)
         self.physics.reset(mask, qpos, qvel)
 
         d = self._defaults
         friction = d["geom_friction"].expand(N, -1, -1).clone()
         friction[:, :, 0] = self._uniform((N, 1), *rnd.friction)
         mass = d["body_mass"].expand(N, -1).clone()
-        mass[:, self.torso_id] += self._uniform((N,), *rnd.added_base_mass)
+        mass[:, self.robot.mass_body_id] += self._uniform((N,), *rnd.added_base_mass)
         gain = self._uniform((N, 1), *rnd.gain_scale)
         gainprm = d["actuator_gainprm"].expand(N, -1, -1).clone()
         gainprm[:, :, 0] *= gain
@@ -171,7 +229,7 @@ class LocomotionEnv:
         with single_threaded(self._cpu):
             return self._reset(seed)
 
-    def step(self, actions: torch.Tensor) -> tuple[Obs, torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:
+    def step(self, actions: torch.Tensor) -> tuple[Obs, torch.Tensor, torch.Tensor, torch.Tensor, StepInfo]:
         if self._graphed is not None:
             return self._graphed(actions)
         with single_threaded(self._cpu):
@@ -186,17 +244,18 @@ class LocomotionEnv:
                                                 device=self.device)
         return {"policy": self._observe(self.kinematics(self.physics.read()))}
 
-    def _step(self, actions: torch.Tensor) -> tuple[Obs, torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:
+    def _step(self, actions: torch.Tensor) -> tuple[Obs, torch.Tensor, torch.Tensor, torch.Tensor, StepInfo]:
         return self._finish_step(self._act(actions))
 
     def _act(self, actions: torch.Tensor) -> torch.Tensor:
         """Clip the actions and advance the physics by one control step; returns the clipped actions."""
         clip = self.cfg.clip_actions
         actions = actions.to(self.device).clamp(-clip, clip)
-        self.physics.step(self.default_joint_pos + robot.ACTION_SCALE * actions)
+        targets = self.default_joint_pos + self.action_scale * actions
+        self.physics.step(targets if self._ctrl_order is None else targets[:, self._ctrl_order])
         return actions
 
-    def _finish_step(self, actions: torch.Tensor) -> tuple[Obs, torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:
+    def _finish_step(self, actions: torch.Tensor) -> tuple[Obs, torch.Tensor, torch.Tensor, torch.Tensor, StepInfo]:
         """Everything after the physics: observations, rewards, terminations, resets (torch only)."""
         cfg = self.cfg
         r = self.physics.read()
@@ -208,21 +267,13 @@ class LocomotionEnv:
         contact_filt = contact | self.last_contacts
         first_contact = (self.air_time > 0) & contact_filt
         self.air_time += self.dt
-        sigma = cfg.rewards.tracking_sigma
-        values = {
-            "tracking_lin_vel": lambda: R.tracking_lin_vel(self.commands, k["lin_vel_b"], sigma),
-            "tracking_ang_vel": lambda: R.tracking_ang_vel(self.commands, k["ang_vel_b"], sigma),
-            "lin_vel_z": lambda: R.lin_vel_z(k["lin_vel_b"]),
-            "ang_vel_xy": lambda: R.ang_vel_xy(k["ang_vel_b"]),
-            "orientation": lambda: R.orientation(k["gravity_b"]),
-            "torques": lambda: R.torques(r.actuator_force),
-            "dof_acc": lambda: R.dof_acc(k["joint_vel"], self.last_joint_vel, self.dt),
-            "action_rate": lambda: R.action_rate(actions, self.last_actions),
-            "feet_air_time": lambda: R.feet_air_time(self.air_time, first_contact, self.commands),
-            "feet_slip": lambda: R.feet_slip(k["foot_vel_w"], contact),
-            "collision": lambda: R.collision(k["calf_force"] > thr),
-        }
-        terms = {name: w * values[name]() for name, w in self.reward_terms.items()}
+        inputs = R.RewardInputs(
+            commands=self.commands, lin_vel_b=k["lin_vel_b"], ang_vel_b=k["ang_vel_b"], gravity_b=k["gravity_b"],
+            torques=r.actuator_force, joint_vel=k["joint_vel"], last_joint_vel=self.last_joint_vel, actions=actions,
+            last_actions=self.last_actions, air_time=self.air_time, first_contact=first_contact,
+            foot_vel_w=k["foot_vel_w"], foot_contact=contact, penalized_contact=k["penalized_force"] > thr,
+            dt=self.dt, sigma=cfg.rewards.tracking_sigma)
+        terms = {name: w * R.TERMS[name](inputs) for name, w in self.reward_terms.items()}
         self.air_time *= ~contact_filt
         self.last_contacts = contact
         stacked = torch.stack(list(terms.values()))  # [terms, N]
@@ -235,7 +286,7 @@ class LocomotionEnv:
         if r.unstable is not None:
             diverged |= r.unstable.to(self.device)
         if cfg.collisions == "feet":  # nothing but the feet touches the floor: judge the torso's pose
-            fell = (k["gravity_b"][:, 2] > -self._cos_fall_tilt) | (r.qpos[:, 2] < cfg.fall_height)
+            fell = (k["gravity_b"][:, 2] > -self._cos_fall_tilt) | (r.qpos[:, self._base_pos.start + 2] < cfg.fall_height)
         else:
             fell = (k["forbidden_force"] > thr).any(1)
         terminated = fell | diverged
@@ -255,7 +306,7 @@ class LocomotionEnv:
             push = (self.episode_length % self.push_steps == 0) & ~done
             if self._needed(push):
                 qvel = r.qvel.clone()
-                qvel[:, :2] = self._uniform((self.num_envs, 2), -cfg.randomization.push_vel_xy,
+                qvel[:, self._base_linvel.start:self._base_linvel.start + 2] = self._uniform((self.num_envs, 2), -cfg.randomization.push_vel_xy,
                                             cfg.randomization.push_vel_xy)
                 self.physics.set_velocity(push, qvel)
         obs = final_obs
@@ -266,9 +317,10 @@ class LocomotionEnv:
         log = dict(zip((f"rew_{name}" for name in terms), stacked.mean(1).unbind()))  # one reduction, not one per term
         log.update(lin_vel_error=lin_err.mean(), yaw_rate_error=yaw_err.mean(), terminated=terminated.float().mean(),
                    truncated=truncated.float().mean(), diverged=diverged.float().mean())
-        info = {"final_obs": {"policy": final_obs} if self._needed(truncated) else None, "log": log, "invalid": diverged,
-                "metrics": {"lin_vel_tracking_error": lin_err, "yaw_rate_tracking_error": yaw_err},
-                "breakdown": {name: commands[:, j] for j, name in enumerate(COMMANDS)}}
+        info: StepInfo = {
+            "final_obs": {"policy": final_obs} if self._needed(truncated) else None, "log": log, "invalid": diverged,
+            "metrics": {"lin_vel_tracking_error": lin_err, "yaw_rate_tracking_error": yaw_err},
+            "breakdown": {name: commands[:, j] for j, name in enumerate(COMMANDS)}}
         return {"policy": obs}, reward, terminated, truncated, info
 
     def close(self) -> None:
@@ -282,31 +334,35 @@ class LocomotionEnv:
         ``default_joint_pos + action_scale * clip(action, -action_clip, action_clip)`` for position servos
         with gains ``kp`` / ``kd``, sent every ``control_dt`` seconds.
         """
-        s, cfg = OBS_SCALES, self.cfg
-        forbidden = range(robot.FORBIDDEN_TOUCH.start, robot.FORBIDDEN_TOUCH.stop)
+        s, cfg, rb = OBS_SCALES, self.cfg, self.robot
+        # sim2sim simulates every collision: the scene is rebuilt with collisions=full if training used feet only
+        scene = rb if cfg.collisions == "full" else build(rb.spec, "full", cfg.solver_iterations, cfg.ls_iterations)
         return {
-            "robot_xml": robot.XML_PATH.relative_to(robot.XML_PATH.parents[2]).as_posix(),
-            "obs_layout": [list(item) for item in OBS_LAYOUT],
+            "robot": rb.spec.name,
+            "scene_mjb": scene_bytes(scene.model),
+            "base_joint": rb.base_joint,
+            "foot_names": list(rb.foot_names),
+            "obs_layout": [list(item) for item in self.obs_layout],
             "obs_scales": {"base_lin_vel": s["lin_vel"], "base_ang_vel": s["ang_vel"], "projected_gravity": 1.0,
                            "commands": self.cmd_scale.tolist(), "joint_pos": s["joint_pos"],
                            "joint_vel": s["joint_vel"], "last_actions": 1.0},
-            "joint_names": list(robot.JOINT_NAMES),
-            "default_joint_pos": list(robot.DEFAULT_JOINT_POS),
-            "action_scale": robot.ACTION_SCALE,
+            "joint_names": list(rb.joint_names),
+            "default_joint_pos": list(rb.default_joint_pos),
+            "action_scale": rb.spec.action_scale,
             "action_clip": cfg.clip_actions,
-            "kp": robot.KP,
-            "kd": robot.KD,
-            "torque_limits": list(robot.TORQUE_LIMITS),
+            "kp": list(rb.kp),
+            "kd": list(rb.kd),
+            "torque_limits": list(rb.effort_limit),
             "control_dt": self.dt,
             "sim_dt": self.model.opt.timestep,
             "decimation": cfg.decimation,
-            "base_height": robot.BASE_HEIGHT,
+            "base_height": rb.spec.base_height,
             "episode_length_s": cfg.episode_length_s,
             "command_ranges": {name: list(getattr(cfg.commands, name)) for name in COMMANDS},
             "command_resample_s": cfg.commands.resample_s,
             "command_min_lin_vel": cfg.commands.min_lin_vel,
             "collisions": cfg.collisions,  # what the policy was trained with (sim2sim simulates every collision)
-            "termination_contact_sensors": [self.model.sensor(i).name for i in forbidden],
+            "termination_contact_sensors": list(scene.termination_sensors),
             "contact_force_threshold": cfg.contact_force_threshold,
         }
 

@@ -71,7 +71,7 @@ class RewardScales:
     feet_slip: float = -0.1
     """Horizontal speed squared of the feet that touch the ground."""
     collision: float = -1.0
-    """Number of calves touching the ground."""
+    """Number of penalized bodies (the robot spec's ``penalized_contacts``: the calves) touching the floor."""
     tracking_sigma: float = 0.25
     """Width of the tracking kernels."""
     only_positive: bool = True

@@ -1,0 +1,64 @@
+"""Velocity tracking on flat ground for any ``RobotSpec``: the task a robot file registers (``flat_task``).
+
+    flat = flat_task("my-robot-flat", MY_ROBOT)                         # in my_robot.py
+    python train.py --task path/to/my_robot.py:flat                      # no project file edited
+
+Defaults pick the machine's fastest setup. On a GPU: MJX physics, 4096 envs (legged_gym's batch). On a CPU:
+native MuJoCo, 1024 envs. On two cores the samples/s barely change between 512 and 2048 envs (16k to 19k),
+while a smaller batch gives more PPO updates per sample: 2048 envs need 5.5M samples to the tracking threshold,
+1024 need 3.6M, 512 need 2.6-3.0M but their evaluated fall rate swings between 2% and 8% (README, "Why 1024 envs
+on the CPU"). Reward weights, gains and action scale that depend on a robot's mass and size belong in its
+file: pass ``env=LocomotionEnvConfig(rewards=RewardScales(...))`` and set gains in its RobotSpec.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional
+
+import torch
+
+from envs.registry import TaskSpec
+from envs.robots.spec import RobotSpec
+from envs.tasks.locomotion import LocomotionEnv
+from envs.tasks.locomotion_config import LocomotionEnvConfig
+from rl_core.config import EnvConfig, PolicyConfig, PPOConfig, RunnerConfig, TrainConfig
+
+
+def flat_config(env: Optional[LocomotionEnvConfig] = None) -> TrainConfig:
+    """legged_gym's flat-terrain settings; ``env`` replaces the env section but its num_envs (the machine's:
+    4096 on a GPU, 1024 on a CPU; ``--num-envs`` sets it)."""
+    gpu = torch.cuda.is_available()
+    env = dataclasses.replace(env or LocomotionEnvConfig(), num_envs=4096 if gpu else 1024)
+    return TrainConfig(
+        env=env,
+        # torch's default init, as rsl_rl: with the orthogonal init's 0.01 actor output gain the first 100
+        # iterations learned about half as fast (same seed, 1024 envs: errors 0.38 vs 0.52 m/s at iteration 100).
+        policy=PolicyConfig(actor_hidden_dims=(128, 64, 32), critic_hidden_dims=(128, 64, 32), activation="elu",
+                            init_noise_std=1.0, min_std=0.05, max_std=2.0, orthogonal_init=False),
+        algorithm=PPOConfig(num_learning_epochs=5, num_mini_batches=4, clip_param=0.2, gamma=0.99, lam=0.95,
+                            learning_rate=1e-3, schedule="adaptive", desired_kl=0.01, entropy_coef=0.01),
+        runner=RunnerConfig(num_steps_per_env=24, max_iterations=1500 if gpu else 300, save_interval=50 if gpu else 25,
+                            device="cuda" if gpu else "cpu"),
+    )
+
+
+def flat_task(name: str, robot: RobotSpec, env: Optional[LocomotionEnvConfig] = None, description: str = "") -> TaskSpec:
+    """The flat velocity-tracking task for ``robot`` (its defaults: ``flat_config(env)``).
+
+    The robot is resolved against its MJCF before anything is written (``TaskSpec.validate``): a bad name, regex
+    or file stops with one line (exit status 2).
+    """
+
+    def make_env(cfg: EnvConfig, device: torch.device) -> LocomotionEnv:
+        assert isinstance(cfg, LocomotionEnvConfig)
+        return LocomotionEnv(cfg, robot, device)
+
+    def validate(cfg: EnvConfig) -> None:
+        from envs.scenes.assemble import build
+
+        assert isinstance(cfg, LocomotionEnvConfig)
+        build(robot, cfg.collisions, cfg.solver_iterations, cfg.ls_iterations)
+
+    return TaskSpec(name, make_env, lambda: flat_config(env),
+                    description or f"{robot.name} tracking velocity commands on flat ground", validate=validate)

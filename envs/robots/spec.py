@@ -1,0 +1,112 @@
+"""``RobotSpec``: a legged robot as data. Names and regexes, resolved to indices once, at build time, by name.
+
+A robot file (``envs/robots/quadruped.py``, ``examples/my_robot/my_robot.py``) is one ``RobotSpec`` instance.
+Nothing here depends on the order of bodies, joints, actuators or sensors in the MJCF file: joints are picked by
+name or regex (the order of the patterns, then the file's order within one regex, is the policy's order), and the
+task's sensors are added by ``envs/scenes`` when the robot is attached into a scene. ``envs/scenes/assemble.py``
+checks every name and raises a one-line ``UserError`` (exit status 2) naming the field and what the model has.
+
+Patterns are Python regular expressions matched against the whole name (``re.fullmatch``); a plain name is a
+pattern that matches itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, Optional, Union
+
+Pose = tuple[tuple[str, float], ...]
+
+
+@dataclass(frozen=True)
+class ActuatorGroup:
+    """MuJoCo position servos (PD at every physics substep) on the joints one regex matches."""
+
+    joints: str
+    """Regex over the actuated joints' names; every actuated joint must match exactly one group."""
+    kp: float
+    """Position gain (N m / rad)."""
+    kd: float
+    """Velocity gain (N m s / rad)."""
+    effort_limit: float
+    """Torque limit (N m): the servo's force range is [-effort_limit, effort_limit]."""
+
+
+FILE_ACTUATORS = "file"
+"""``RobotSpec.actuators`` value: keep the file's own position actuators (one per actuated joint) as they are."""
+
+
+@dataclass(frozen=True)
+class SimOverrides:
+    """Simulation options that replace the MJCF file's (None: keep the file's value)."""
+
+    timestep: Optional[float] = None
+    """Physics timestep (s)."""
+    iterations: Optional[int] = None
+    """Constraint-solver iterations per step (``env.solver_iterations`` overrides this again)."""
+    ls_iterations: Optional[int] = None
+    """Line-search iterations per solver iteration (``env.ls_iterations`` overrides this again)."""
+    cone: Optional[Literal["pyramidal", "elliptic"]] = None
+    """Friction cone (Menagerie files often use elliptic, which costs more per contact)."""
+    impratio: Optional[float] = None
+    """Ratio of frictional to normal constraint impedance (Menagerie files often use 100)."""
+
+
+@dataclass(frozen=True)
+class RobotSpec:
+    """Everything the locomotion task needs to know about one legged robot (data, no code)."""
+
+    name: str
+    """Short name, used in messages and exported metadata."""
+    mjcf: Path
+    """The robot's MJCF file (any file MuJoCo loads, meshes found relative to it), used unmodified: no floor or
+    task sensors needed. Relative paths are relative to the current directory; robot files use
+    ``Path(__file__).parent / "robot.xml"``."""
+    base_body: str
+    """The floating base: a body with a free joint."""
+    joints: tuple[str, ...]
+    """Actuated joints by name or regex, in policy order (pattern order, then file order within a pattern)."""
+    default_pose: Pose
+    """Standing pose: joint name or regex -> angle (rad); every actuated joint must match exactly one entry. It is
+    the zero of the action. A dict is accepted and kept in its order."""
+    actuators: Union[tuple[ActuatorGroup, ...], Literal["file"]]
+    """Position servos created on the actuated joints (the file's own actuators are removed), or ``"file"``
+    (FILE_ACTUATORS) to keep the file's position actuators."""
+    action_scale: float
+    """Joint target offset (rad) per unit of action: target = default pose + action_scale * action."""
+    base_height: float
+    """Height (m) of the base at reset: a short drop onto the feet."""
+    foot_geoms: tuple[str, ...] = ()
+    """Feet as collision geoms by name or regex (give these or ``foot_bodies``); order = order of foot columns."""
+    foot_bodies: tuple[str, ...] = ()
+    """Feet as bodies by name or regex (each with exactly one collision geom), instead of ``foot_geoms``."""
+    termination_contacts: tuple[str, ...] = ()
+    """Bodies (name or regex) whose contact with the floor ends an episode (foot geoms excluded)."""
+    penalized_contacts: tuple[str, ...] = ()
+    """Bodies (name or regex) whose contacts with the floor are penalized (foot geoms excluded)."""
+    visual_groups: tuple[int, ...] = ()
+    """Geom groups that are visual only (Menagerie puts visuals in group 2): their geoms never collide, whatever
+    their contype / conaffinity. Geoms with contype = conaffinity = 0 are visual anyway."""
+    mass_body: Optional[str] = None
+    """Body whose mass is randomized (None: the base body)."""
+    sim: SimOverrides = field(default_factory=SimOverrides)
+    """Simulation options that replace the file's."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "mjcf", Path(self.mjcf))
+        object.__setattr__(self, "visual_groups", tuple(int(g) for g in self.visual_groups))
+        for name in ("joints", "foot_geoms", "foot_bodies", "termination_contacts", "penalized_contacts"):
+            value = getattr(self, name)
+            object.__setattr__(self, name, (value,) if isinstance(value, str) else tuple(value))
+        pose = self.default_pose
+        items = pose.items() if isinstance(pose, Mapping) else pose
+        object.__setattr__(self, "default_pose", tuple((str(k), float(v)) for k, v in items))
+        if self.actuators != FILE_ACTUATORS:
+            object.__setattr__(self, "actuators", tuple(self.actuators))
+
+    @property
+    def mass_body_name(self) -> str:
+        """The body whose mass is randomized."""
+        return self.mass_body or self.base_body
