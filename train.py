@@ -101,7 +101,16 @@ def print_help(parser: argparse.ArgumentParser, task: str | None) -> None:
     parser.print_help()
     name = task or "CartPole-v1"
     print(f"\nconfig fields of task {name} (override as section.field=value):")
-    print("\n".join(describe(get_task(name).default_config())))
+    import torch
+
+    from configs.machine import notes
+
+    spec = get_task(name)
+    cfg = spec.default_config()
+    print("\n".join(describe(cfg)))
+    machine = notes(spec, cfg, torch.cuda.is_available())
+    if machine:
+        print("\n" + "\n".join(machine))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -164,7 +173,12 @@ def _train(args: argparse.Namespace, spec: Any, cfg: Any, data: dict | None, ckp
         except OSError as e:
             raise UserError(f"--run-dir={str(run_dir)!r} cannot be created: {e.strerror}") from None
         tmp = run_dir / ".config.yaml.tmp"  # replaced in one step: a crash never leaves half a config
-        tmp.write_text(f"# task: {spec.name}\n" + dump_yaml(cfg))
+        import torch
+
+        from configs.machine import notes
+
+        machine = "".join(f"# {line}\n" for line in notes(spec, cfg, torch.cuda.is_available()))
+        tmp.write_text(f"# task: {spec.name}\n" + machine + dump_yaml(cfg))
         tmp.replace(run_dir / "config.yaml")
 
     import torch

@@ -43,6 +43,9 @@ class TaskSpec:
     validate: Callable[[EnvConfig], None] | None = None
     """Checks the task's own inputs for the given env config (a robot spec against its MJCF) and raises a one-line
     UserError; train.py calls it before it writes anything."""
+    machine_defaults: Callable[[bool], TrainConfig] | None = None
+    """The default config on a machine with (True) or without (False) a GPU, for tasks whose defaults depend on
+    it; ``train.py --help`` and config.yaml name the fields that differ (``configs/machine.py``)."""
 
 
 _REGISTRY: dict[str, TaskSpec] = {}
