@@ -103,9 +103,19 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def write_json(args: argparse.Namespace, metrics: dict[str, Any]) -> None:
+    """The metrics to ``--json``; if that write fails (a full disk, an unwritable folder) they go to stdout first,
+    so the evaluation is not lost, then one line names the path."""
     if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(metrics, indent=2) + "\n")
+        text = json.dumps(metrics, indent=2) + "\n"
+        try:
+            Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+            Path(args.json).write_text(text)
+        except OSError as e:
+            from rl_core.checkpoint import write_failure
+
+            print(text, end="", flush=True)
+            raise UserError(f"--json={args.json} could not be written: {write_failure(e, Path(args.json).parent)}; "
+                            "the metrics are printed above") from None
 
 
 def play(args: argparse.Namespace) -> dict[str, Any]:

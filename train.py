@@ -178,8 +178,13 @@ def _train(args: argparse.Namespace, spec: Any, cfg: Any, data: dict | None, ckp
         from configs.machine import notes
 
         machine = "".join(f"# {line}\n" for line in notes(spec, cfg, torch.cuda.is_available()))
-        tmp.write_text(f"# task: {spec.name}\n" + machine + dump_yaml(cfg))
-        tmp.replace(run_dir / "config.yaml")
+        try:
+            tmp.write_text(f"# task: {spec.name}\n" + machine + dump_yaml(cfg))
+            tmp.replace(run_dir / "config.yaml")
+        except OSError as e:
+            tmp.unlink(missing_ok=True)
+            raise UserError(f"cannot write {run_dir / 'config.yaml'}: {ckpt.write_failure(e, run_dir)}"
+                            + (f"; nothing was trained, {ckpt_path} is unchanged" if ckpt_path else "")) from None
 
     import torch
 

@@ -5,8 +5,8 @@
 
 Faults: a bad value for every CLI flag of train.py and play.py and for config overrides; damaged, foreign and
 malicious checkpoints (given to play.py and to train.py --resume); NaN physics; NaN learning; SIGKILL at random
-moments with a save every iteration (so some kills land inside a save); SIGINT; and memory growth over many
-iterations. Each row says how often the fault was tried and what came of it. ``tests/test_faults.py`` uses
+moments with a save every iteration (so some kills land inside a save); SIGINT; a full disk and a folder that
+became read-only during a checkpoint save; and memory growth over many iterations. Each row says how often the fault was tried and what came of it. ``tests/test_faults.py`` uses
 the same helpers with fewer repeats.
 """
 
@@ -406,3 +406,83 @@ def rss_growth_mb(warmup: int = 100, iterations: int = 200) -> float:
 
 
 # ----------------------------------------------------------------------------------------------- main
+
+
+# ------------------------------------------------------------------------------------------- OS faults
+FULL_DISK = RuntimeError("[enforce fail at inline_container.cc:672] . unexpected pos 64 vs 0")
+"""What torch.save raises when the disk fills up under it."""
+
+
+@contextlib.contextmanager
+def small_disk(folder: Path, size_kib: int):
+    """A tmpfs of ``size_kib`` KiB mounted at ``folder`` (needs root); raises OSError where it cannot be mounted."""
+    folder.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_kib}k", "tmpfs", str(folder)],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise OSError(f"cannot mount a tmpfs at {folder}: {done.stderr.strip() or done.returncode}")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], capture_output=True)
+
+
+def disk_full_round(disk: Path, size_kib: int = 1024) -> dict[str, Any]:
+    """CartPole training with a save every iteration into a run folder on a small disk, until the disk is full;
+    then the newest checkpoint that verifies is copied to a roomy folder and resumed there."""
+    import shutil
+
+    from rl_core import checkpoint as ckpt
+
+    with small_disk(disk, size_kib):
+        run = disk / "run"
+        proc, reader = start_training(run, resume=False)
+        try:
+            code = proc.wait(timeout=300)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
+        err = proc.stderr.read() if proc.stderr else ""
+        reader.join(timeout=10)
+        path, data = ckpt.load_newest(run)
+        leftovers = list((run / "checkpoints").glob(".model_*.tmp"))
+        safe = disk.parent / f"{disk.name}_copy"
+        shutil.copytree(run, safe, dirs_exist_ok=True)
+    resumed = subprocess.run([sys.executable, str(ROOT / "train.py"), "--resume", str(safe), "--max-iterations",
+                              str(data["iteration"] + 2)], capture_output=True, text=True, timeout=300)
+    return {"code": code, "stderr": err, "logged": max(reader.iterations(), default=0), "checkpoint": data["iteration"],
+            "newest": str(path), "leftovers": len(leftovers), "resume_code": resumed.returncode,
+            "resume_stderr": resumed.stderr}
+
+
+def failing_save_round(run: Path, error: BaseException, after_saves: int = 2) -> dict[str, Any]:
+    """In-process CartPole training whose checkpoint write raises ``error`` after ``after_saves`` good saves (torch
+    reports a full disk as a RuntimeError; a folder that became read-only, as PermissionError / EROFS)."""
+    from unittest import mock
+
+    import torch
+
+    from fault_injection.cartpole import make_runner, tiny_cartpole
+    from rl_core import checkpoint as ckpt
+    from rl_core.errors import UserError
+
+    cfg = tiny_cartpole(iterations=6)
+    runner = make_runner(dataclasses.replace(cfg, runner=dataclasses.replace(cfg.runner, save_interval=1)), run)
+    real_save, calls = torch.save, [0]
+
+    def save(obj: Any, f: Any, *a: Any, **k: Any) -> None:
+        calls[0] += 1
+        if calls[0] > after_saves:
+            f.write(b"partial")  # a write that got part-way
+            raise error
+        real_save(obj, f, *a, **k)
+
+    message = ""
+    with mock.patch.object(torch, "save", save):
+        try:
+            runner.learn()
+        except UserError as e:
+            message = str(e)
+    path, data = ckpt.load_newest(run)
+    return {"message": message, "newest": path, "checkpoint": data["iteration"],
+            "leftovers": len(list((run / "checkpoints").glob(".model_*.tmp")))}

@@ -7,10 +7,12 @@ Format 1 files (no checksum) still load.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import pickle
 import re
+import shutil
 import sys
 import tempfile
 import zipfile
@@ -62,23 +64,37 @@ def save_atomic(obj: dict[str, Any], path: str | Path) -> Path:
     path = Path(path)
     if "format_version" in obj:
         obj = {**obj, "checksum": checksum(obj)}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp: str | None = None
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         with os.fdopen(fd, "wb") as f:
             torch.save(obj, f)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    except (OSError, RuntimeError) as e:  # torch.save reports a failed write (a full disk) as a RuntimeError
+        raise CheckpointError(f"checkpoint error: could not write {path}: {write_failure(e, path.parent)}") from None
     finally:
-        os.close(dir_fd)
+        if tmp is not None:  # gone after a successful rename; a failed write leaves no half file behind
+            Path(tmp).unlink(missing_ok=True)
     return path
+
+
+def write_failure(e: BaseException, folder: Path) -> str:
+    """Why a write into ``folder`` failed, in a few words (the OS's reason; a full disk is named as such)."""
+    try:
+        free = shutil.disk_usage(folder).free
+    except OSError:
+        free = None
+    if isinstance(e, OSError) and e.strerror:
+        return e.strerror + (" (the disk is full)" if free == 0 and e.errno != errno.ENOSPC else "")
+    return "the disk is full" if free is not None and free < 1 << 20 else "the write failed"
 
 
 def _candidates(path: Path) -> list[Path]:
@@ -144,7 +160,9 @@ def load(path: str | Path) -> dict[str, Any]:
     except pickle.UnpicklingError as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else "unsupported content"
         raise CheckpointError(f"checkpoint error: {path} was refused by the safe loader (weights_only): {first}") from None
-    except (RuntimeError, EOFError, zipfile.BadZipFile, OSError, ValueError) as e:
+    except (PermissionError, IsADirectoryError, NotADirectoryError, FileNotFoundError) as e:  # the file, not its content
+        raise CheckpointError(f"checkpoint error: {path} could not be read: {e.strerror or e}") from None
+    except (RuntimeError, EOFError, zipfile.BadZipFile, OSError, ValueError) as e:  # torch says EINVAL for a torn file
         raise CheckpointError(f"checkpoint error: {path} is corrupt or not a checkpoint ({type(e).__name__})") from None
     if not isinstance(data, dict) or "format_version" not in data:
         raise CheckpointError(f"checkpoint error: {path} is not a legged-mjx checkpoint (no format_version)")

@@ -15,6 +15,7 @@ class Logger:
                  config: dict[str, Any] | None = None, project: str = "legged-mjx"):
         self.writer = None
         self.wandb_run = None
+        self.run_dir = run_dir
         if backend in ("tensorboard", "both"):
             from torch.utils.tensorboard import SummaryWriter
 
@@ -29,9 +30,12 @@ class Logger:
 
     def log(self, iteration: int, env_steps: int, scalars: dict[str, float], eta_s: float) -> None:
         if self.writer is not None:
-            for name, value in scalars.items():
-                self.writer.add_scalar(name, value, env_steps)
-            self.writer.flush()
+            try:
+                for name, value in scalars.items():
+                    self.writer.add_scalar(name, value, env_steps)
+                self.writer.flush()
+            except OSError as e:  # a full disk or a run folder that became unwritable: training goes on
+                self._drop_writer(e)
         if self.wandb_run is not None:
             self.wandb_run.log({**scalars, "iteration": iteration, "env_steps": env_steps}, step=env_steps)
         if self.quiet:
@@ -52,9 +56,17 @@ class Logger:
         )
         print(line, flush=True, file=sys.stdout)
 
+    def _drop_writer(self, e: OSError) -> None:
+        print(f"warning: TensorBoard logging stopped: could not write to {self.run_dir}: {e.strerror or e}; "
+              "training goes on (checkpoints are written separately)", file=sys.stderr, flush=True)
+        self.writer = None
+
     def close(self) -> None:
         if self.writer is not None:
-            self.writer.close()
+            try:
+                self.writer.close()
+            except OSError as e:
+                self._drop_writer(e)
         if self.wandb_run is not None:
             self.wandb_run.finish()
 

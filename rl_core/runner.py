@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections import deque
 from pathlib import Path
@@ -15,7 +16,7 @@ from rl_core import distributed
 from rl_core.config import TrainConfig
 from rl_core.config_io import to_dict
 from rl_core.env_api import Checkpointable, Obs, VecEnv, obs_dtype, state_dict_of
-from rl_core.errors import TrainingFault
+from rl_core.errors import CheckpointError, TrainingFault
 from rl_core.logging import Logger
 from rl_core.modules.actor_critic import ActorCritic
 from rl_core.modules.normalizer import ReturnNormalizer
@@ -281,7 +282,11 @@ class OnPolicyRunner:
         if not bool(self._parameters_finite()):
             raise TrainingFault(f"training stopped at iteration {self.iteration}: non-finite policy parameters; "
                                 f"{path} was not written; last good checkpoint: {self.last_checkpoint or 'none saved yet'}")
-        self.last_checkpoint = ckpt.save_atomic(self.state_dict(), path)
+        try:
+            self.last_checkpoint = ckpt.save_atomic(self.state_dict(), path)
+        except CheckpointError as e:  # a full disk, a folder that became unwritable: say what is still safe
+            raise TrainingFault(f"training stopped at iteration {self.iteration}: {e}; last good checkpoint: "
+                                f"{self.last_checkpoint or 'none saved yet'}") from None
         return self.last_checkpoint
 
     def load_state_dict(self, data: dict[str, Any], source: str = "checkpoint") -> None:
@@ -335,7 +340,13 @@ class OnPolicyRunner:
         }
 
     def write_summary(self) -> None:
+        """summary.json (derived from the checkpoints and logs): a failed write is a warning, never the run's error."""
         assert self.run_dir is not None
         tmp = self.run_dir / ".summary.json.tmp"
-        tmp.write_text(json.dumps(self.summary(), indent=2) + "\n")
-        tmp.replace(self.run_dir / "summary.json")
+        try:
+            tmp.write_text(json.dumps(self.summary(), indent=2) + "\n")
+            tmp.replace(self.run_dir / "summary.json")
+        except OSError as e:
+            tmp.unlink(missing_ok=True)
+            print(f"warning: could not write {self.run_dir / 'summary.json'}: {ckpt.write_failure(e, self.run_dir)}",
+                  file=sys.stderr, flush=True)

@@ -4,6 +4,7 @@ SIGKILL at random moments (also during saves), SIGINT, and memory growth over ma
 from __future__ import annotations
 
 import dataclasses
+import errno
 import random
 import re
 import subprocess
@@ -23,6 +24,7 @@ from rl_core.ppo import ppo_loss
 from rl_core.runner import OnPolicyRunner
 from tests.helpers import make_runner, tiny_cartpole
 from tests.test_ppo import make_batch, policy_of
+from fault_injection import harness
 from fault_injection.harness import (CLI_CASES, NanInjector, kill_round, make_checkpoint, nan_learning_run, one_line_error,
                                   rss_growth_mb, run_cli, sigint_round)
 
@@ -209,3 +211,58 @@ def cli_checkpoint(tmp_path_factory):
 def test_memory_stays_flat_over_many_iterations():
     growth = rss_growth_mb(warmup=100, iterations=200)
     assert growth < 15.0, f"RSS grew by {growth:.1f} MiB over 200 iterations"
+
+
+# ------------------------------------------------------------------------------------------- OS faults
+@pytest.mark.parametrize("error,reason", [(harness.FULL_DISK, "could not write"),
+                                          (PermissionError(errno.EROFS, "Read-only file system"), "Read-only file system"),
+                                          (OSError(errno.ENOSPC, "No space left on device"), "No space left on device")])
+def test_a_failed_save_stops_in_one_line_and_keeps_earlier_checkpoints(tmp_path, error, reason):
+    from fault_injection.harness import failing_save_round
+
+    r = failing_save_round(tmp_path / "run", error, after_saves=2)
+    msg = r["message"]
+    assert msg.startswith("training stopped at iteration 3: checkpoint error: could not write ") and reason in msg
+    assert "\n" not in msg and msg.endswith(f"last good checkpoint: {tmp_path / 'run' / 'checkpoints' / 'model_2.pt'}")
+    assert r["checkpoint"] == 2 and r["leftovers"] == 0  # the newest file verifies; no half-written temporary left
+
+
+def test_a_full_disk_during_training_is_one_line_and_the_run_resumes_elsewhere(tmp_path):
+    from fault_injection.harness import disk_full_round
+
+    try:
+        r = disk_full_round(tmp_path / "disk", size_kib=1024)
+    except OSError as e:  # not root, or no tmpfs here
+        pytest.skip(str(e))
+    lines = r["stderr"].strip().splitlines()
+    assert r["code"] == 2 and "Traceback" not in r["stderr"], r["stderr"]
+    assert lines[-1].startswith("error: training stopped at iteration ") and "last good checkpoint: " in lines[-1]
+    assert r["leftovers"] == 0 and r["checkpoint"] >= 1
+    assert r["resume_code"] == 0, r["resume_stderr"]
+
+
+def test_an_unreadable_checkpoint_is_one_line(tmp_path, monkeypatch):
+    import torch
+
+    from rl_core import checkpoint as ckpt
+    from rl_core.errors import CheckpointError
+
+    f = tmp_path / "model_1.pt"
+    f.write_bytes(b"x")
+
+    def denied(*a, **k):
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(torch, "load", denied)
+    with pytest.raises(CheckpointError, match=f"{f} could not be read: Permission denied$"):
+        ckpt.load(f)
+
+
+def test_play_keeps_the_metrics_when_the_json_cannot_be_written(cli_checkpoint, tmp_path):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    root = Path(__file__).resolve().parents[1]
+    r = subprocess.run([sys.executable, str(root / "play.py"), "--checkpoint", str(cli_checkpoint), "--episodes", "2",
+                        "--json", str(blocker / "m.json")], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert r.returncode == 2 and r.stderr.strip().count("\n") == 0 and "could not be written" in r.stderr, r.stderr
+    assert '"mean_episode_return"' in r.stdout  # the evaluation is on screen, not lost

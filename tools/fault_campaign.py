@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import io
 import random
 import re
@@ -25,7 +26,10 @@ from pathlib import Path
 
 from fault_injection.harness import (
     CLI_CASES,
+    FULL_DISK,
     damaged_checkpoints,
+    disk_full_round,
+    failing_save_round,
     kill_round,
     make_checkpoint,
     nan_learning_run,
@@ -132,6 +136,28 @@ def main() -> int:
                     for r in sigints)
         rows.append(("SIGINT (Ctrl-C) during training, no periodic save due", len(sigints),
                      f"{clean}/{len(sigints)} saved a final checkpoint of the last iteration and exited with 130; nothing lost"))
+
+        for label, error in (("full disk (torch.save fails part-way)", FULL_DISK),
+                             ("run folder became read-only", PermissionError(errno.EROFS, "Read-only file system"))):
+            saves = [failing_save_round(tmp / f"save_{label[:4]}_{i}", error, after_saves=rng.randint(1, 4))
+                     for i in range(args.repeats)]
+            clean = sum(r["message"].startswith("training stopped at iteration ") and "\n" not in r["message"]
+                        and r["message"].endswith(f"last good checkpoint: {r['newest']}") and r["leftovers"] == 0
+                        for r in saves)
+            rows.append((f"checkpoint save fails: {label}", len(saves),
+                         f"{clean}/{len(saves)} stopped with one line naming the file and the last good checkpoint, "
+                         "which verifies; no temporary file left"))
+        try:
+            disks = [disk_full_round(tmp / f"disk_{i}", size_kib=1024) for i in range(max(1, args.repeats // 3))]
+            clean = sum(r["code"] == 2 and "Traceback" not in r["stderr"] and r["leftovers"] == 0
+                        and "last good checkpoint: " in r["stderr"].strip().splitlines()[-1] and r["resume_code"] == 0
+                        for r in disks)
+            rows.append(("disk full during training (1 MiB tmpfs run folder, a save every iteration), then --resume "
+                         "from a copy", len(disks),
+                         f"{clean}/{len(disks)} exit 2 with one error line and the last good checkpoint; resumed; "
+                         "nothing lost beyond the iteration whose save failed"))
+        except OSError as e:
+            rows.append(("disk full during training (tmpfs)", 0, f"not run: {e}"))
 
     growth = rss_growth_mb()
     rows.append(("memory over 200 CartPole iterations after a 100-iteration warm-up", 1, f"RSS grew by {growth:.1f} MiB"))
