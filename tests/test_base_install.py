@@ -1,7 +1,8 @@
 """The README's documented commands, in short, in a fresh venv with only the base install (``pip install -e .``).
 
 No --system-site-packages: the venv sees only what pyproject.toml's base dependencies bring (pip's cache and the
-local wheels make the install take about a minute). Marked slow: run with ``pytest -m slow tests/test_base_install.py``.
+local wheels make the install take about a minute). In the default suite, so CI checks the documented commands
+against the base dependencies on every change (about 90 s).
 """
 
 from __future__ import annotations
@@ -15,8 +16,6 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-
-pytestmark = pytest.mark.slow
 
 
 def _run(cmd: list[str], timeout: float = 600, **kw) -> subprocess.CompletedProcess:
