@@ -170,21 +170,22 @@ def play(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def export(args: argparse.Namespace, task: str, iteration: int, policy: Any, env: Any) -> None:
-    from rl_core.export import export_jit, export_onnx, policy_metadata
-
     from rl_core.env_api import Exportable
+    from rl_core.export import PARITY_SAMPLES, PARITY_SEQUENCE_STEPS, export_jit, export_onnx, policy_metadata
 
     if (args.export_onnx or args.export_jit) and not isinstance(env, Exportable):
         raise UserError(f"task {task} cannot be exported: its env has no export metadata")
     if not (args.export_onnx or args.export_jit):
         return
     meta = policy_metadata(task, iteration, policy, env.export_metadata())
+    probe = (f"a {PARITY_SEQUENCE_STEPS}-step sequence, state carried" if policy.is_recurrent
+             else f"{PARITY_SAMPLES} observations")
     if args.export_onnx:
         err = export_onnx(policy, args.export_onnx, meta, seed=args.seed)
-        print(f"wrote {args.export_onnx} (onnxruntime vs torch on 1000 observations: max |diff| {err:.2g})")
+        print(f"wrote {args.export_onnx} (onnxruntime vs torch on {probe}: max |diff| {err:.2g})")
     if args.export_jit:
         err = export_jit(policy, args.export_jit, meta, seed=args.seed)
-        print(f"wrote {args.export_jit} (TorchScript vs torch on 1000 observations: max |diff| {err:.2g})")
+        print(f"wrote {args.export_jit} (TorchScript vs torch on {probe}: max |diff| {err:.2g})")
 
 
 def recorder(args: argparse.Namespace, env: Any, is_mujoco_task: bool):

@@ -25,13 +25,15 @@ def run(policy: OnnxPolicy, episodes: int, seed: int) -> dict[str, Any]:
         env = gym.make(meta["env_id"], **kwargs)
         if len(env.observation_space.shape or ()) != 1:
             env = gym.wrappers.FlattenObservation(env)
+    keep = _kept_entries(meta, env)
     returns, lengths, falls = [], [], []
     try:
         for k in range(episodes):
             obs, _ = env.reset(seed=seed + k)
+            policy.reset()  # a recurrent policy starts every episode from the zero state
             total, steps, term, trunc = 0.0, 0, False, False
             while not (term or trunc):
-                action = policy(obs[None])[0]
+                action = policy((np.asarray(obs).reshape(-1)[keep] if keep is not None else obs)[None])[0]
                 if meta["action_type"] == "discrete":
                     action = int(action) + meta["action_offset"]
                 elif meta["clip_actions"]:
@@ -46,3 +48,12 @@ def run(policy: OnnxPolicy, episodes: int, seed: int) -> dict[str, Any]:
         env.close()
     return {"episodes": episodes, "mean_episode_return": float(np.mean(returns)),
             "mean_episode_length": float(np.mean(lengths)), "fall_rate": float(np.mean(falls))}
+
+
+def _kept_entries(meta: dict[str, Any], env: Any) -> np.ndarray | None:
+    """Indices of the observation entries the policy reads (training's ``env.obs_mask`` dropped the others)."""
+    mask = meta.get("obs_mask") or []
+    if not mask:
+        return None
+    full = int(np.prod(env.observation_space.shape))
+    return np.array([i for i in range(full) if i not in set(mask)])

@@ -22,7 +22,12 @@ def _decode(value: str) -> Any:
 
 
 class OnnxPolicy:
-    """``policy(obs [batch, obs_dim] float32, or [batch, C, H, W] uint8 for pixels) -> actions``; ``policy.metadata`` holds the decoded metadata."""
+    """``policy(obs [batch, obs_dim] float32, or [batch, C, H, W] uint8 for pixels) -> actions``; ``policy.metadata`` holds the decoded metadata.
+
+    A recurrent policy (metadata ``recurrent``) keeps its state between calls, one row per env of the batch, and
+    starts from zeros; call ``reset()`` at the start of every episode (``reset(done)`` with a bool mask over the
+    batch zeroes the state of those envs only). A call with another batch size starts from zeros.
+    """
 
     def __init__(self, path: str | Path):
         import onnxruntime as ort
@@ -42,7 +47,33 @@ class OnnxPolicy:
         self.obs_dim = int(self.metadata["obs_dim"])
         self.obs_shape = tuple(self.metadata.get("obs_shape", [self.obs_dim]))
         self.obs_dtype = np.dtype(self.metadata.get("obs_dtype", "float32"))
+        rec = self.metadata.get("recurrent")
+        self.state_inputs: list[str] = list(rec["state_inputs"]) if rec else []
+        self.state_outputs: list[str] = list(rec["state_outputs"]) if rec else []
+        self.state_shape: tuple[int, ...] = (int(rec["layers"]), int(rec["size"])) if rec else ()
+        """Per-env shape of each state tensor, ``(layers, size)`` (recurrent policies only)."""
+        self.state: list[np.ndarray] = []
+        """The current state tensors ``[batch, layers, size]``, in ``state_inputs`` order (empty: zeros next call)."""
+
+    @property
+    def recurrent(self) -> bool:
+        return bool(self.state_inputs)
+
+    def reset(self, done: np.ndarray | None = None) -> None:
+        """Zero the recurrent state: of every env (``done`` None), or of the envs where ``done`` is True."""
+        if done is None or not self.state:
+            self.state = []
+            return
+        mask = np.asarray(done, dtype=bool).reshape(-1)
+        for s in self.state:
+            s[mask] = 0.0
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
         obs = np.asarray(obs, dtype=self.obs_dtype).reshape(-1, *self.obs_shape)
-        return self.session.run(["actions"], {"obs": obs})[0]
+        if not self.recurrent:
+            return self.session.run(["actions"], {"obs": obs})[0]
+        if not self.state or self.state[0].shape[0] != obs.shape[0]:
+            self.state = [np.zeros((obs.shape[0], *self.state_shape), np.float32) for _ in self.state_inputs]
+        out = self.session.run(["actions", *self.state_outputs], {"obs": obs, **dict(zip(self.state_inputs, self.state))})
+        self.state = [np.array(x, dtype=np.float32) for x in out[1:]]
+        return out[0]

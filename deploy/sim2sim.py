@@ -130,6 +130,7 @@ def run(policy: OnnxPolicy, episodes: int, seed: int) -> dict[str, Any]:
     lengths, falls, lin_means, yaw_means = [], [], [], []
     for _ in range(episodes):
         robot.reset(rng.uniform(-np.pi, np.pi))
+        policy.reset()  # a recurrent policy starts every episode from the zero state
         robot.commands = _sample_commands(rng, meta)
         lin_sum = yaw_sum = 0.0
         fell, t = False, 0

@@ -20,7 +20,7 @@ from gymnasium.wrappers import FlattenObservation
 from rl_core.config import EnvConfig
 from rl_core.config_io import require
 from rl_core.env_api import ActionSpec, Obs, StepInfo
-from rl_core.errors import UserError
+from rl_core.errors import ConfigError, UserError
 
 
 @dataclass(frozen=True)
@@ -37,12 +37,19 @@ class GymEnvConfig(EnvConfig):
     """Clip continuous actions to the action space bounds before stepping (the policy keeps the raw sample)."""
     render_mode: Optional[Literal["rgb_array"]] = None
     """null, or rgb_array to render frames (play.py --video sets it)."""
+    obs_mask: tuple[int, ...] = ()
+    """Indices into the (flattened) observation vector that are DROPPED, not zeroed: the policy sees the other
+    entries in their order, and the observation width shrinks by len(obs_mask). E.g. [2] on Pendulum-v1 removes
+    the angular velocity (a partially observed task that needs memory). Exported policies store it, and the
+    Gymnasium deploy loop drops the same entries."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
         require(bool(self.env_id), "env.env_id", self.env_id, "a Gymnasium id such as CartPole-v1")
         require(self.max_episode_steps is None or self.max_episode_steps >= 1, "env.max_episode_steps",
                 self.max_episode_steps, "null or an integer >= 1")
+        require(all(i >= 0 for i in self.obs_mask) and len(set(self.obs_mask)) == len(self.obs_mask), "env.obs_mask",
+                list(self.obs_mask), "a list of distinct observation indices >= 0")
 
 
 def _flatten_if_needed(env: gym.Env) -> gym.Env:
@@ -88,7 +95,20 @@ class GymVecEnv:
         self.device = torch.device(device)
         obs_space = self.vec.single_observation_space
         act_space = self.vec.single_action_space
-        self.obs_dims = {"policy": int(np.prod(obs_space.shape or ()))}
+        full = int(np.prod(obs_space.shape or ()))
+        self._keep: np.ndarray | None = None
+        """Indices of the observation entries kept (None: all of them; see GymEnvConfig.obs_mask)."""
+        if cfg.obs_mask:
+            if len(obs_space.shape or ()) != 1 or self.obs_dtype != torch.float32:
+                self.vec.close()
+                raise ConfigError("env.obs_mask", list(cfg.obs_mask), f"[] for {cfg.env_id} (its observations are "
+                                  f"not a vector)")
+            if max(cfg.obs_mask) >= full or len(cfg.obs_mask) >= full:
+                self.vec.close()
+                raise ConfigError("env.obs_mask", list(cfg.obs_mask), f"distinct indices in 0..{full - 1} that "
+                                  f"leave at least one of the {full} observation entries of {cfg.env_id}")
+            self._keep = np.array([i for i in range(full) if i not in set(cfg.obs_mask)])
+        self.obs_dims = {"policy": full if self._keep is None else len(self._keep)}
         self._obs_shape: tuple[int, ...] = (self.obs_dims["policy"],)
         if isinstance(act_space, gym.spaces.Discrete):
             self.action_spec = ActionSpec(discrete=True, n=int(act_space.n))
@@ -104,6 +124,8 @@ class GymVecEnv:
 
     def _obs_array(self, x: Any) -> np.ndarray:
         np_dtype = np.uint8 if self.obs_dtype == torch.uint8 else np.float32
+        if self._keep is not None:
+            return np.array(x, dtype=np_dtype).reshape(-1, self._keep.size + len(self.cfg.obs_mask))[:, self._keep]
         return np.array(x, dtype=np_dtype, copy=True).reshape(-1, *self._obs_shape)
 
     def _obs(self, x: Any) -> Obs:
@@ -150,7 +172,7 @@ class GymVecEnv:
         """What a plain Gymnasium loop needs to run an exported policy (stored in exported policies)."""
         meta: dict[str, Any] = {"env_id": self.cfg.env_id, "obs_layout": [["observation", self.obs_dims["policy"]]],
                                 "action_offset": self._action_offset, "clip_actions": self.cfg.clip_actions,
-                                "max_episode_steps": self.max_episode_steps}
+                                "max_episode_steps": self.max_episode_steps, "obs_mask": list(self.cfg.obs_mask)}
         if not self.action_spec.discrete:
             meta.update(action_low=list(self.action_spec.low or ()), action_high=list(self.action_spec.high or ()))
         return meta

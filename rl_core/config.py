@@ -63,6 +63,15 @@ class PolicyConfig:
     """cnn only: one CNN torso for actor and critic (CleanRL's Atari PPO), computed once per batch; else one each."""
     cnn_feature_dim: int = 512
     """cnn only: width of the CNN's output features."""
+    memory: Literal["none", "lstm", "gru"] = "none"
+    """Recurrent memory in front of the actor and critic MLPs: none, lstm or gru. The actor and the critic each
+    have their own; the MLPs (actor_hidden_dims / critic_hidden_dims) read the memory's output. Trained on whole
+    trajectory segments of the rollout (truncated backpropagation through time over runner.num_steps_per_env);
+    needs env.num_envs divisible by algorithm.num_mini_batches (minibatches are groups of envs)."""
+    memory_size: int = 64
+    """Width of the recurrent state (hidden units per memory layer); ignored when memory is none."""
+    memory_layers: int = 1
+    """Stacked recurrent layers of each memory; ignored when memory is none."""
 
     def __post_init__(self) -> None:
         check_types(self, "policy.")
@@ -79,6 +88,15 @@ class PolicyConfig:
         require(self.min_std > 0, "policy.min_std", self.min_std, "a number > 0")
         require(self.max_std > self.min_std, "policy.max_std", self.max_std, f"a number > policy.min_std ({self.min_std})")
         require(self.obs_clip > 0, "policy.obs_clip", self.obs_clip, "a number > 0")
+        require(self.memory_size >= 1, "policy.memory_size", self.memory_size, "an integer >= 1")
+        require(self.memory_layers >= 1, "policy.memory_layers", self.memory_layers, "an integer >= 1")
+        require(self.memory == "none" or self.encoder == "mlp", "policy.memory", self.memory,
+                "none with policy.encoder=cnn (recurrent policies read observation vectors)")
+
+    @property
+    def recurrent(self) -> bool:
+        """True when the actor and critic carry a recurrent state (memory is lstm or gru)."""
+        return self.memory != "none"
 
 
 @dataclass(frozen=True)
@@ -202,6 +220,10 @@ class TrainConfig:
                 f"a divisor of env.num_envs * runner.num_steps_per_env = {batch}")
         require(batch // self.algorithm.num_mini_batches >= 2, "algorithm.num_mini_batches", self.algorithm.num_mini_batches,
                 f"at most {batch // 2} so that each minibatch holds 2 or more samples")
+        if self.policy.recurrent:
+            require(self.env.num_envs % self.algorithm.num_mini_batches == 0, "algorithm.num_mini_batches",
+                    self.algorithm.num_mini_batches, f"a divisor of env.num_envs = {self.env.num_envs} with "
+                    f"policy.memory={self.policy.memory} (each minibatch is the trajectories of a group of envs)")
 
     @property
     def batch_size(self) -> int:

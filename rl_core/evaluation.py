@@ -4,7 +4,8 @@ Every env contributes the same number of episodes (its first ``ceil(episodes / n
 order, so short episodes (falls) are not over-counted the way "the first K episodes to finish" would. Envs
 may report per-step metrics in ``info["metrics"]`` (name -> ``[N]`` tensor); each is averaged over every
 episode's steps, then over episodes. ``fall_rate`` is the fraction of episodes that ended by termination
-rather than by the time limit. Envs that report ``info["breakdown"]`` and ``breakdown_edges`` (see
+rather than by the time limit. Recurrent policies carry their actor state across steps and start every episode
+(per env) from the zero state. Envs that report ``info["breakdown"]`` and ``breakdown_edges`` (see
 ``rl_core.breakdown``) also get the metrics per command range, under ``by_command``.
 """
 
@@ -37,8 +38,12 @@ def evaluate(policy: ActorCritic, env: VecEnv, episodes: int, seed: int, max_ste
     finished = torch.zeros(N, dtype=torch.long, device=device)
     records: list[tuple[int, int, dict[str, float]]] = []  # (round, env, values)
     bins = _BinnedMetrics(env.breakdown_edges if isinstance(env, CommandBreakdown) else {}, device)
+    state = policy.init_actor_hidden(N, device) if policy.is_recurrent else None
     for t in range(max_steps):
-        actions = policy.act_inference(obs["policy"].to(device))
+        if state is not None:
+            actions, state = policy.act_inference_step(obs["policy"].to(device), state)
+        else:
+            actions = policy.act_inference(obs["policy"].to(device))
         obs, rew, term, trunc, info = env.step(actions.squeeze(-1).long() if env.action_spec.discrete else actions)
         if on_step is not None:
             on_step(t)
@@ -49,6 +54,8 @@ def evaluate(policy: ActorCritic, env: VecEnv, episodes: int, seed: int, max_ste
         ep_len += 1
         bins.add(dict(info), finished < quota)
         term, done = term.to(device), (term | trunc).to(device)
+        if state is not None:  # the next observation of a finished env starts a new episode
+            state.masked_fill_(done.view(1, 1, -1, 1), 0.0)
         if bool(done.any()):  # evaluation is not the training hot loop: a sync per step is fine here
             for i in done.nonzero().flatten().tolist():
                 if finished[i] < quota:

@@ -6,6 +6,12 @@ tasks: uint8 ``[batch, C, H, W]``, metadata ``obs_shape`` / ``obs_dtype``) to
 clipping; discrete tasks get the argmax index int64 ``[batch]``. The batch axis is dynamic. Both exports are
 run against torch on random observations right after writing and raise ``ExportError`` if they disagree.
 
+Recurrent policies (``policy.memory`` lstm / gru) carry their state as explicit extra inputs and outputs:
+``obs, h_in[, c_in] -> actions, h_out[, c_out]`` with every state float32 ``[batch, memory_layers, memory_size]``
+(``c_*`` for an LSTM only). Feed zeros at the start of each episode and the ``*_out`` of one step as the ``*_in``
+of the next. The metadata entry ``recurrent`` describes them (names, shape, reset rule). Their check runs a
+sequence of ``PARITY_SEQUENCE_STEPS`` steps, carrying the state in both torch and the exported file.
+
 ONNX files carry ``metadata_props`` (string key -> string value): plain strings stay as they are, every other
 value is JSON. ``deploy/onnx_policy.py`` reads them back without torch.
 """
@@ -31,6 +37,10 @@ PARITY_SAMPLES = 1000
 """Random observations each export is checked on."""
 PARITY_ATOL = 1e-5
 """Largest allowed |exported - torch| over those observations (continuous actions)."""
+PARITY_SEQUENCE_STEPS = 200
+"""Length of the observation sequence a recurrent export is checked on (the state carried across it)."""
+PARITY_SEQUENCE_BATCH = 8
+"""Envs in that sequence check."""
 METADATA_FILE = "metadata.json"
 """Name of the metadata entry in a TorchScript file's extra files."""
 
@@ -53,6 +63,91 @@ class InferencePolicy(nn.Module):
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         out = self.actor(self.encoder(self.normalizer(obs)))
         return out.argmax(-1) if self.discrete else self.head.mode(self.head.params(out))
+
+
+class RecurrentInferencePolicy(nn.Module):
+    """``(obs, h_in[, c_in]) -> (actions, h_out[, c_out])``: the frozen normalizer, the actor memory, the actor MLP,
+    then mean / argmax. States are batch-first ``[batch, layers, size]`` (``c`` for an LSTM only)."""
+
+    def __init__(self, policy: ActorCritic):
+        super().__init__()
+        assert policy.actor_memory is not None
+        self.normalizer = policy.obs_normalizer
+        self.encoder = policy.encoder
+        self.memory = policy.actor_memory
+        self.actor = policy.actor
+        self.head = policy.head
+        self.discrete = policy.action_spec.discrete
+        self.lstm = policy.actor_memory.kind == "lstm"
+
+    def forward(self, obs: torch.Tensor, h_in: torch.Tensor, c_in: torch.Tensor | None = None
+                ) -> tuple[torch.Tensor, ...]:
+        h = h_in.transpose(0, 1)
+        state = torch.stack([h, c_in.transpose(0, 1)]) if c_in is not None else h.unsqueeze(0)
+        y, nxt = self.memory(self.encoder(self.normalizer(obs)), state)
+        out = self.actor(y)
+        actions = out.argmax(-1) if self.discrete else self.head.mode(self.head.params(out))
+        if self.lstm:
+            return actions, nxt[0].transpose(0, 1), nxt[1].transpose(0, 1)
+        return actions, nxt[0].transpose(0, 1)
+
+
+def state_names(policy: ActorCritic) -> tuple[list[str], list[str]]:
+    """Names of the exported state inputs and outputs of a recurrent policy (empty lists without memory)."""
+    if policy.actor_memory is None:
+        return [], []
+    if policy.actor_memory.kind == "lstm":
+        return ["h_in", "c_in"], ["h_out", "c_out"]
+    return ["h_in"], ["h_out"]
+
+
+def _state_arrays(policy: ActorCritic, state: torch.Tensor) -> list[np.ndarray]:
+    """Torch actor state ``[S, L, B, H]`` as the exported inputs ``[B, L, H]`` each."""
+    return [state[i].transpose(0, 1).contiguous().numpy() for i in range(state.shape[0])]
+
+
+@torch.no_grad()
+def check_sequence_parity(policy: ActorCritic, step: Any, steps: int, batch: int, seed: int, what: str) -> float:
+    """Run ``steps`` observations of ``batch`` envs through torch and through ``step(obs, states) -> (actions,
+    states)`` (numpy, exported layout), each carrying its own state; returns the max |difference| of the actions
+    (continuous) and states. Raises ExportError beyond ``PARITY_ATOL`` (discrete: on a differing index that is
+    not a tie of the logits). Runs on one torch thread (restored after): a sequential loop of tiny ops is fastest
+    that way and does not stall on a busy machine."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return _sequence_parity(policy, step, steps, batch, seed, what)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _sequence_parity(policy: ActorCritic, step: Any, steps: int, batch: int, seed: int, what: str) -> float:
+    obs_seq = _probe_observations(policy, steps * batch, seed).reshape(steps, batch, *policy.obs_shape)
+    state = policy.init_actor_hidden(batch)
+    states = _state_arrays(policy, state)
+    assert policy.actor_memory is not None
+    err = 0.0
+    for t in range(steps):
+        obs = obs_seq[t]
+        y, state = policy.actor_memory(policy.encoder(policy.obs_normalizer(obs)), state)
+        out = policy.actor(y)
+        actions, states = step(obs.numpy(), states)
+        if policy.action_spec.discrete:
+            logits = out.numpy()
+            picked = np.take_along_axis(logits, actions.reshape(-1, 1).astype(np.int64), axis=1)[:, 0]
+            bad = int(((actions != logits.argmax(1)) & (logits.max(1) - picked > PARITY_ATOL)).sum())
+            if bad:
+                raise ExportError(f"export check failed: {what} picks a different action than torch on {bad} of "
+                                  f"{batch} envs at step {t} of a {steps}-step sequence")
+        else:
+            expected = policy.head.mode(policy.head.params(out)).numpy()
+            err = max(err, float(np.abs(actions.astype(np.float64) - expected).max()))
+        for got, want in zip(states, _state_arrays(policy, state)):
+            err = max(err, float(np.abs(got.astype(np.float64) - want).max()))
+        if not err <= PARITY_ATOL:
+            raise ExportError(f"export check failed: {what} differs from torch by {err:.3g} (allowed {PARITY_ATOL:g}) "
+                              f"at step {t} of a {steps}-step sequence")
+    return err
 
 
 def _probe_observations(policy: ActorCritic, n: int, seed: int) -> torch.Tensor:
@@ -92,6 +187,20 @@ def _example_input(policy: ActorCritic) -> torch.Tensor:
     return torch.zeros(2, *policy.obs_shape, dtype=policy.obs_dtype)
 
 
+def _inference_module(policy: ActorCritic) -> tuple[nn.Module, tuple[torch.Tensor, ...], list[str], list[str]]:
+    """The module to export, example inputs, input names and output names."""
+    if not policy.is_recurrent:
+        return InferencePolicy(policy).eval(), (_example_input(policy),), ["obs"], ["actions"]
+    ins, outs = state_names(policy)
+    example = (_example_input(policy), *_state_arrays_torch(policy, 2))
+    return RecurrentInferencePolicy(policy).eval(), example, ["obs", *ins], ["actions", *outs]
+
+
+def _state_arrays_torch(policy: ActorCritic, batch: int) -> list[torch.Tensor]:
+    state = policy.init_actor_hidden(batch)
+    return [state[i].transpose(0, 1).contiguous() for i in range(state.shape[0])]
+
+
 def _encode(metadata: dict[str, Any]) -> dict[str, str]:
     return {k: v if isinstance(v, str) else json.dumps(v) for k, v in metadata.items()}
 
@@ -103,12 +212,13 @@ def export_onnx(policy: ActorCritic, path: str | Path, metadata: dict[str, Any],
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    module = InferencePolicy(policy).eval()
+    module, example, input_names, output_names = _inference_module(policy)
     logging.getLogger("torch.onnx._internal.exporter._registration").setLevel(logging.ERROR)
+    batch = torch.export.Dim("batch")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        program = torch.onnx.export(module, (_example_input(policy),), dynamo=True, input_names=["obs"],
-                                    output_names=["actions"], dynamic_shapes=({0: torch.export.Dim("batch")},),
+        program = torch.onnx.export(module, example, dynamo=True, input_names=input_names,
+                                    output_names=output_names, dynamic_shapes=tuple({0: batch} for _ in example),
                                     verbose=False)
     assert program is not None  # dynamo=True always returns the program
     model = program.model_proto
@@ -118,6 +228,13 @@ def export_onnx(policy: ActorCritic, path: str | Path, metadata: dict[str, Any],
     onnx.save(model, str(path))
 
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    if policy.is_recurrent:
+        def step(obs: np.ndarray, states: list[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
+            out = session.run(output_names, {"obs": obs, **dict(zip(input_names[1:], states))})
+            return out[0], out[1:]
+
+        return check_sequence_parity(policy, step, PARITY_SEQUENCE_STEPS, PARITY_SEQUENCE_BATCH, seed,
+                                     f"ONNX file {path}")
     obs = _probe_observations(policy, PARITY_SAMPLES, seed)
     return check_parity(policy, session.run(["actions"], {"obs": obs.numpy()})[0], obs, f"ONNX file {path}")
 
@@ -126,12 +243,19 @@ def export_jit(policy: ActorCritic, path: str | Path, metadata: dict[str, Any], 
     """Write a TorchScript file (metadata as ``metadata.json`` extra file) and check it; returns the max error."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    module = InferencePolicy(policy).eval()
+    module, example, _, _ = _inference_module(policy)
     with warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore")  # torch.jit is deprecated in favour of torch.export, but robots still load it
-        traced = torch.jit.trace(module, _example_input(policy))
+        traced = torch.jit.trace(module, example)
         torch.jit.save(traced, str(path), _extra_files={METADATA_FILE: json.dumps(metadata)})
         loaded = torch.jit.load(str(path))
+        if policy.is_recurrent:
+            def step(obs: np.ndarray, states: list[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
+                out = loaded(torch.from_numpy(obs), *(torch.from_numpy(x) for x in states))
+                return out[0].numpy(), [x.numpy() for x in out[1:]]
+
+            return check_sequence_parity(policy, step, PARITY_SEQUENCE_STEPS, PARITY_SEQUENCE_BATCH, seed,
+                                         f"TorchScript file {path}")
         obs = _probe_observations(policy, PARITY_SAMPLES, seed)
         return check_parity(policy, loaded(obs).numpy(), obs, f"TorchScript file {path}")
 
@@ -144,4 +268,16 @@ def policy_metadata(task: str, iteration: int, policy: ActorCritic, env_metadata
             "action_type": "discrete" if spec.discrete else "continuous", "action_dim": spec.n,
             "actions": ("argmax index int64 [batch]" if spec.discrete
                         else "mean action float32 [batch, action_dim], before clipping"),
-            **env_metadata}
+            **recurrent_metadata(policy), **env_metadata}
+
+
+def recurrent_metadata(policy: ActorCritic) -> dict[str, Any]:
+    """``{"recurrent": ...}`` describing the exported state inputs / outputs (empty for memoryless policies)."""
+    if policy.actor_memory is None:
+        return {}
+    ins, outs = state_names(policy)
+    m = policy.actor_memory
+    return {"recurrent": {"memory": m.kind, "layers": m.layers, "size": m.size, "state_inputs": ins,
+                          "state_outputs": outs, "state_shape": ["batch", m.layers, m.size], "state_dtype": "float32",
+                          "reset": "zeros at the start of every episode (per env); otherwise feed each *_out back "
+                                   "as the next step's *_in"}}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import torch
 from torch import nn
 
@@ -37,7 +39,10 @@ def ppo_loss(policy: ActorCritic, batch: dict[str, torch.Tensor], cfg: PPOConfig
     def mean(x: torch.Tensor) -> torch.Tensor:
         return (x * w).sum() / w_sum
 
-    params, values = policy.params_and_value(batch["obs"], batch["critic_obs"])
+    if "hidden" in batch:  # recurrent: padded trajectory segments [T, M, ...] from their initial states
+        params, values = policy.sequence_params_and_value(batch["obs"], batch["critic_obs"], batch["hidden"])
+    else:
+        params, values = policy.params_and_value(batch["obs"], batch["critic_obs"])
     log_probs = head.log_prob(params, batch["actions"])
     entropy = mean(head.entropy(params))
 
@@ -96,13 +101,18 @@ class PPO:
         actor = [p for p in policy.parameters() if id(p) not in critic_ids]  # actor MLP, action std, encoder...
         self._groups = [actor, critic] if cfg.clip_grad_per_network else [actor + critic]
         self._params = actor + critic
-        graphed = cfg.cuda_graph and device.type == "cuda" and distributed.world_size() == 1
+        # Recurrent policies take the eager path: their minibatches (trajectory segments) change shape.
+        graphed = (cfg.cuda_graph and device.type == "cuda" and distributed.world_size() == 1
+                   and not policy.is_recurrent)
         self._graphed = GraphedMinibatch(self._minibatch, device) if graphed else None
 
     def _loss_and_backward(self, flat: dict[str, torch.Tensor], idx: torch.Tensor
                            ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """Gather one minibatch, compute the loss and its gradients (compiled as one graph when cfg.compile)."""
-        loss, metrics = ppo_loss(self.policy, gather(flat, idx), self.cfg)
+        return self._batch_loss_and_backward(gather(flat, idx))
+
+    def _batch_loss_and_backward(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        loss, metrics = ppo_loss(self.policy, batch, self.cfg)
         loss.backward()
         return loss.detach(), metrics
 
@@ -116,9 +126,16 @@ class PPO:
         """One minibatch: loss and gradients, adaptive lr, clipping, the Adam step (skipped on the device when the
         loss or gradient is not finite). Fixed shapes and no host sync, so a CUDA graph can capture it whole.
         Returns the minibatch's metrics and ``nonfinite`` (1.0 where its step was skipped)."""
-        cfg = self.cfg
         self.optimizer.zero_grad(set_to_none=True)
-        loss, metrics = self._loss_backward(flat, idx)
+        return self._optimizer_step(*self._loss_backward(flat, idx))
+
+    def _recurrent_minibatch(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        """``_minibatch`` on a batch of padded trajectory segments (eager: its shapes change every time)."""
+        self.optimizer.zero_grad(set_to_none=True)
+        return self._optimizer_step(*self._batch_loss_and_backward(batch))
+
+    def _optimizer_step(self, loss: torch.Tensor, metrics: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        cfg = self.cfg
         distributed.all_reduce_mean_(metrics["kl"])  # one learning rate on every rank
         if cfg.schedule == "adaptive":
             self.lr.copy_(adaptive_lr(self.lr, metrics["kl"], cfg.desired_kl))
@@ -138,10 +155,15 @@ class PPO:
             storage.advantages = normalize(storage.advantages, storage.weights)
         sums: dict[str, torch.Tensor] = {}
         count = 0
-        flat = storage.flat()
-        indices = storage.minibatch_indices(cfg.num_mini_batches, cfg.num_learning_epochs, generator)
-        steps = (self._graphed.run(flat, indices) if self._graphed is not None
-                 else (self._minibatch(flat, idx) for idx in indices))
+        steps: Iterator[dict[str, torch.Tensor]]
+        if storage.hidden is not None:
+            steps = (self._recurrent_minibatch(b) for b in
+                     storage.recurrent_minibatches(cfg.num_mini_batches, cfg.num_learning_epochs, generator))
+        else:
+            flat = storage.flat()
+            indices = storage.minibatch_indices(cfg.num_mini_batches, cfg.num_learning_epochs, generator)
+            steps = (self._graphed.run(flat, indices) if self._graphed is not None
+                     else (self._minibatch(flat, idx) for idx in indices))
         for metrics in steps:
             for k, v in metrics.items():
                 sums[k] = sums[k] + v if k in sums else v.clone()

@@ -49,7 +49,8 @@ class OnPolicyRunner:
         head = self.policy.head
         self.storage = RolloutStorage(rc.num_steps_per_env, env.num_envs, self.policy.obs_shape,
                                       self.policy.critic_obs_shape if self.policy.asymmetric else None,
-                                      head.action_dim, head.param_dim, self.device, obs_dtype(env))
+                                      head.action_dim, head.param_dim, self.device, obs_dtype(env),
+                                      self.policy.hidden_shape(env.num_envs))
         self.reward_normalizer = (ReturnNormalizer(env.num_envs, cfg.algorithm.gamma, self.device)
                                   if cfg.algorithm.normalize_rewards else None)
 
@@ -57,6 +58,8 @@ class OnPolicyRunner:
         self.env_steps = 0
         self.wall_time_s = 0.0
         self.obs: Obs | None = None
+        self.hidden: torch.Tensor | None = self.policy.init_hidden(env.num_envs, self.device)
+        """Recurrent policies: the actor-critic state before the next step, ``[K, L, N, H]`` (None otherwise)."""
         self._reset_seed = self.rank_seed
         N = env.num_envs
         self.ep_return = torch.zeros(N, device=self.device)
@@ -83,7 +86,7 @@ class OnPolicyRunner:
         """Fill the storage with ``T`` steps of every env and compute advantages. Returns env log sums."""
         policy, head, storage = self.policy, self.policy.head, self.storage
         discrete = self.env.action_spec.discrete
-        obs = self.obs
+        obs, hidden = self.obs, self.hidden
         assert obs is not None
         log_sums: dict[str, torch.Tensor] = {}
         storage.clear()
@@ -93,7 +96,8 @@ class OnPolicyRunner:
             policy.update_normalizers(pol_obs, critic_obs)
             obs_n = policy.obs_normalizer(pol_obs)
             critic_n = policy.critic_obs_normalizer(critic_obs) if policy.asymmetric else obs_n
-            params, values = policy.params_and_value(obs_n, critic_n)
+            # Recurrent: `hidden` is the state before this step (stored), `next_hidden` the state after it.
+            params, values, next_hidden = policy.rollout_step(obs_n, critic_n, hidden)
             actions = head.sample(params, self.generator)
             log_probs = head.log_prob(params, actions)
 
@@ -107,7 +111,9 @@ class OnPolicyRunner:
             if final_obs is not None:
                 final_obs = self._to_device(final_obs)
                 final_critic = final_obs["critic"] if policy.asymmetric else final_obs["policy"]
-                final_values = policy.value(policy.critic_obs_normalizer(final_critic))
+                # With memory: the final observation continues the finished episode, so it is read in the state
+                # after this step (before the reset below).
+                final_values = policy.value_with_state(policy.critic_obs_normalizer(final_critic), next_hidden)
 
             done = terminated | truncated
             self.ep_return += rewards
@@ -128,13 +134,16 @@ class OnPolicyRunner:
                 self._invalid_count += invalid.sum()
             learn_rewards = self.reward_normalizer(rewards, done) if self.reward_normalizer is not None else rewards
             storage.add(obs_n, critic_n if policy.asymmetric else None, actions, log_probs, params, values,
-                        learn_rewards, terminated, truncated, final_values, invalid)
+                        learn_rewards, terminated, truncated, final_values, invalid, hidden)
+            if next_hidden is not None:  # a new episode starts from the zero state (no host sync)
+                ended = done if invalid is None else done | invalid
+                hidden = next_hidden.masked_fill_(ended.view(1, 1, -1, 1), 0.0)
             obs = next_obs
 
         critic_last = obs["critic"] if policy.asymmetric else obs["policy"]
-        last_values = policy.value(policy.critic_obs_normalizer(critic_last))
+        last_values = policy.value_with_state(policy.critic_obs_normalizer(critic_last), hidden)
         storage.compute_returns(last_values, self.cfg.algorithm.gamma, self.cfg.algorithm.lam)
-        self.obs = obs
+        self.obs, self.hidden = obs, hidden
         return {k: v / storage.T for k, v in log_sums.items()}
 
     def _episode_stat_buffer(self, name: str) -> torch.Tensor:
@@ -151,6 +160,7 @@ class OnPolicyRunner:
         end = self.total_iterations if num_iterations is None else min(self.total_iterations, self.iteration + num_iterations)
         if self.obs is None:
             self.obs = self._to_device(self.env.reset(seed=self._reset_seed))
+            self.hidden = self.policy.init_hidden(self.env.num_envs, self.device)
         rc = self.cfg.runner
         logger = (Logger(self.run_dir, self.total_iterations, self.quiet, rc.logger, to_dict(self.cfg), rc.wandb_project)
                   if self.run_dir is not None else None)
@@ -275,6 +285,8 @@ class OnPolicyRunner:
             },
             "env": env_state,
             "obs": {k: v.clone() for k, v in self.obs.items()} if (self.obs is not None and env_state is not None) else None,
+            # The recurrent state continues with the envs' episodes (restarted episodes start from zeros).
+            "hidden": self.hidden.clone() if (self.hidden is not None and env_state is not None) else None,
         }
 
     def save(self, path: str | Path) -> Path:
@@ -314,6 +326,10 @@ class OnPolicyRunner:
         if data.get("env") is not None and isinstance(self.env, Checkpointable) and not distributed.active():
             self.env.load_state_dict(data["env"])
             self.obs = self._to_device(data["obs"])
+            if self.hidden is not None:
+                saved = data.get("hidden")
+                self.hidden = (saved.to(self.device).clone() if saved is not None
+                               else self.policy.init_hidden(self.env.num_envs, self.device))
             self.ep_return.copy_(ep["ep_return"])
             self.ep_length.copy_(ep["ep_length"])
         else:
@@ -321,6 +337,7 @@ class OnPolicyRunner:
             # so resuming twice from one checkpoint gives identical runs.
             self._reset_seed = self.rank_seed + _RESUME_SEED_STRIDE * self.iteration
             self.obs = None
+            self.hidden = self.policy.init_hidden(self.env.num_envs, self.device)
             self.ep_return.zero_()
             self.ep_length.zero_()
 

@@ -1,6 +1,8 @@
 """RolloutStorage: preallocated ``[T, N, ...]`` tensors on the policy device, filled step by step.
 
 Observations keep the env's shape and element type: pixel observations stay uint8 (the CNN scales them).
+Recurrent policies also store, per step, the recurrent state the policy had BEFORE the step, and learn from
+minibatches of whole trajectory segments (``recurrent_minibatches``).
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ class RolloutStorage:
     """One rollout of ``T`` steps from ``N`` envs, then shuffled minibatches over the flattened batch."""
 
     def __init__(self, T: int, N: int, obs_shape: int | tuple[int, ...], critic_obs_shape: int | tuple[int, ...] | None,
-                 action_dim: int, param_dim: int, device: torch.device, obs_dtype: torch.dtype = torch.float32):
+                 action_dim: int, param_dim: int, device: torch.device, obs_dtype: torch.dtype = torch.float32,
+                 hidden_shape: tuple[int, ...] = ()):
+        """``hidden_shape``: the policy's recurrent state ``(K, L, N, H)``, or ``()`` for a memoryless policy."""
         self.T, self.N, self.device = T, N, device
         f: dict[str, Any] = dict(device=device, dtype=torch.float32)
         o: dict[str, Any] = dict(device=device, dtype=obs_dtype)
@@ -37,14 +41,25 @@ class RolloutStorage:
         """1: learn from the transition; 0: not (the env marked it invalid, e.g. diverged physics)."""
         self.advantages = torch.zeros(T, N, **f)
         self.returns = torch.zeros(T, N, **f)
+        self.hidden: torch.Tensor | None = None
+        """Recurrent state before each step, ``[T, N, K, L, H]`` (None for memoryless policies)."""
+        if hidden_shape:
+            K, L, _, H = hidden_shape
+            self.hidden = torch.zeros(T, N, K, L, H, **f)
         self.step = 0
 
     def add(self, obs: torch.Tensor, critic_obs: torch.Tensor | None, actions: torch.Tensor, log_probs: torch.Tensor,
             dist_params: torch.Tensor, values: torch.Tensor, rewards: torch.Tensor, terminated: torch.Tensor,
-            truncated: torch.Tensor, final_values: torch.Tensor | None, invalid: torch.Tensor | None = None) -> None:
+            truncated: torch.Tensor, final_values: torch.Tensor | None, invalid: torch.Tensor | None = None,
+            hidden: torch.Tensor | None = None) -> None:
+        """``hidden``: the recurrent state ``[K, L, N, H]`` the policy had before this step (recurrent only)."""
         t = self.step
         if t >= self.T:
             raise RuntimeError("RolloutStorage is full; call clear() after the update")
+        if self.hidden is not None:
+            if hidden is None:
+                raise ValueError("this storage is recurrent: add() needs the hidden state before the step")
+            self.hidden[t].copy_(hidden.permute(2, 0, 1, 3))
         self.obs[t].copy_(obs)
         if self.critic_obs is not None and critic_obs is not None:
             self.critic_obs[t].copy_(critic_obs)
@@ -105,6 +120,63 @@ class RolloutStorage:
         flat = self.flat()
         for idx in self.minibatch_indices(num_mini_batches, num_epochs, generator):
             yield gather(flat, idx)
+
+
+    # ------------------------------------------------------------------ recurrent: trajectory segments
+    def trajectory_layout(self) -> dict[str, torch.Tensor]:
+        """Each env's ``T`` steps split after every episode end (terminated, truncated or invalid) into
+        trajectory segments, padded at their end to length ``T``. Segments are numbered env by env.
+
+        Returns ``index [T, J]`` (flat sample ``t * N + n`` of each padded step; 0 on padding), ``mask [T, J]``
+        (True on real steps), ``env [J]`` (the env of each segment) and ``start [J]`` (flat sample of each
+        segment's first step, whose stored state the segment starts from). One host sync (the count ``J``).
+        """
+        T, N, dev = self.T, self.N, self.device
+        done = self.terminated | self.truncated | (self.weights == 0)
+        start = torch.zeros_like(done)
+        start[0] = True
+        start[1:] = done[:-1]
+        start_nt = start.T  # [N, T]: env-major, so the segments of one env are consecutive
+        starts = start_nt.reshape(-1)
+        traj = torch.cumsum(starts.long(), 0) - 1
+        t_ar = torch.arange(T, device=dev).expand(N, T)
+        t0 = torch.cummax(torch.where(start_nt, t_ar, torch.zeros_like(t_ar)), dim=1).values
+        pos = (t_ar - t0).reshape(-1)
+        sample = (t_ar * N + torch.arange(N, device=dev).unsqueeze(1)).reshape(-1)
+        J = int(traj[-1]) + 1
+        index = torch.zeros(T, J, dtype=torch.long, device=dev)
+        mask = torch.zeros(T, J, dtype=torch.bool, device=dev)
+        index[pos, traj] = sample
+        mask[pos, traj] = True
+        env = torch.arange(N, device=dev).repeat_interleave(T)[starts]
+        return {"index": index, "mask": mask, "env": env, "start": sample[starts]}
+
+    def recurrent_minibatches(self, num_mini_batches: int, num_epochs: int, generator: torch.Generator | None
+                              ) -> Iterator[dict[str, torch.Tensor]]:
+        """rsl_rl's scheme: per epoch, the envs in a fresh random order split into ``num_mini_batches`` groups;
+        a minibatch is every trajectory segment of one group, padded ``[T, M, ...]``, with ``hidden [K, L, M, H]``
+        the stored state at each segment's start. Padded steps get weight 0 (so every loss mean ignores them);
+        the other per-sample entries are flattened time-major to ``[T * M]`` like the memoryless batches."""
+        assert self.hidden is not None
+        layout = self.trajectory_layout()
+        flat = self.flat()
+        hidden_flat = self.hidden.reshape(self.T * self.N, *self.hidden.shape[2:])
+        size = self.N // num_mini_batches
+        for _ in range(num_epochs):
+            perm = torch.randperm(self.N, generator=generator,
+                                  device=generator.device if generator is not None else self.device)
+            for i in range(num_mini_batches):
+                chosen = torch.zeros(self.N, dtype=torch.bool, device=self.device)
+                chosen[perm[i * size:(i + 1) * size].to(self.device)] = True
+                sel = chosen[layout["env"]].nonzero().squeeze(1)
+                idx, mask = layout["index"][:, sel], layout["mask"][:, sel]
+                T, M = idx.shape
+                batch = gather(flat, idx.reshape(-1))
+                batch["weights"] = batch["weights"] * mask.reshape(-1)
+                batch["obs"] = batch["obs"].reshape(T, M, *batch["obs"].shape[1:])
+                batch["critic_obs"] = batch["critic_obs"].reshape(T, M, *batch["critic_obs"].shape[1:])
+                batch["hidden"] = torch.index_select(hidden_flat, 0, layout["start"][sel]).permute(1, 2, 0, 3)
+                yield batch
 
 
 def gather(flat: dict[str, torch.Tensor], idx: torch.Tensor) -> dict[str, torch.Tensor]:

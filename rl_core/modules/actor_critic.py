@@ -12,6 +12,7 @@ from rl_core.env_api import ActionSpec, VecEnv, as_shape, obs_shape
 from rl_core.errors import ConfigError
 from rl_core.modules.cnn import NatureCNN
 from rl_core.modules.distributions import CategoricalHead, GaussianHead, SquashedGaussianHead
+from rl_core.modules.memory import Memory
 from rl_core.modules.mlp import mlp
 from rl_core.modules.normalizer import RunningNormalizer
 
@@ -21,6 +22,10 @@ class ActorCritic(nn.Module):
 
     With ``cfg.encoder == "cnn"`` the observations are uint8 images; ``encoder`` (and ``critic_encoder``, None when
     the critic shares the actor's) turns them into features first. ``actor`` / ``critic`` are the MLPs.
+
+    With ``cfg.memory`` lstm / gru, ``actor_memory`` and ``critic_memory`` (separate) sit between the (normalized)
+    observations and the MLPs. The recurrent state of the whole actor-critic is one tensor ``[K, L, N, H]``: the
+    actor memory's ``S`` state tensors first, then the critic's (``K = 2 S``; see ``rl_core.modules.memory``).
     """
 
     def __init__(self, obs_shape: int | tuple[int, ...], critic_obs_shape: int | tuple[int, ...] | None,
@@ -60,6 +65,12 @@ class ActorCritic(nn.Module):
                                              action_spec.low or (-1.0,) * n, action_spec.high or (1.0,) * n)
         else:
             self.head = GaussianHead(action_spec.n, cfg.init_noise_std, cfg.min_std, cfg.max_std)
+        self.actor_memory: Memory | None = None
+        self.critic_memory: Memory | None = None
+        if cfg.recurrent:
+            self.actor_memory = Memory(cfg.memory, actor_in, cfg.memory_size, cfg.memory_layers, cfg.orthogonal_init)
+            self.critic_memory = Memory(cfg.memory, critic_in, cfg.memory_size, cfg.memory_layers, cfg.orthogonal_init)
+            actor_in = critic_in = cfg.memory_size
         self.actor = mlp(actor_in, cfg.actor_hidden_dims, action_spec.n, cfg.activation, cfg.orthogonal_init, 0.01)
         self.critic = mlp(critic_in, cfg.critic_hidden_dims, 1, cfg.activation, cfg.orthogonal_init, 1.0)
         self.obs_normalizer: nn.Module = RunningNormalizer(self.obs_dim, cfg.obs_clip) if cfg.normalize_obs else nn.Identity()
@@ -76,6 +87,8 @@ class ActorCritic(nn.Module):
     def critic_parameters(self) -> list[nn.Parameter]:
         """The critic's own parameters (its MLP, and its encoder unless shared with the actor)."""
         params = list(self.critic.parameters())
+        if self.critic_memory is not None:
+            params += list(self.critic_memory.parameters())
         if self.critic_encoder is not None:
             params += list(self.critic_encoder.parameters())
         return params
@@ -102,7 +115,80 @@ class ActorCritic(nn.Module):
             return self.head.params(self.actor(features)), self.critic(features).squeeze(-1)
         return self.dist_params(obs_n), self.value(critic_obs_n)
 
+    # -- recurrent state
+    @property
+    def is_recurrent(self) -> bool:
+        return self.actor_memory is not None
+
+    def hidden_shape(self, n: int) -> tuple[int, ...]:
+        """Shape of the whole actor-critic state for ``n`` envs, ``[K, L, n, H]`` (``()`` without memory)."""
+        if self.actor_memory is None:
+            return ()
+        S, L, _, H = self.actor_memory.state_shape(n)
+        return (2 * S, L, n, H)
+
+    def init_hidden(self, n: int, device: torch.device | str = "cpu") -> torch.Tensor | None:
+        """The zero state of ``n`` envs (None without memory)."""
+        return torch.zeros(self.hidden_shape(n), device=device) if self.is_recurrent else None
+
+    def _split(self, hidden: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        S = hidden.shape[0] // 2
+        return hidden[:S], hidden[S:]
+
+    def actor_hidden(self, hidden: torch.Tensor) -> torch.Tensor:
+        """The actor's part ``[S, L, N, H]`` of a whole actor-critic state."""
+        return self._split(hidden)[0]
+
+    def rollout_step(self, obs_n: torch.Tensor, critic_obs_n: torch.Tensor, hidden: torch.Tensor | None
+                     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """One rollout step on normalized observations: ``(dist params, values, next state)``; the next state is
+        None without memory (then this is ``params_and_value``)."""
+        if self.actor_memory is None or self.critic_memory is None or hidden is None:
+            params, values = self.params_and_value(obs_n, critic_obs_n)
+            return params, values, None
+        ha, hc = self._split(hidden)
+        ya, ha = self.actor_memory(self.encoder(obs_n), ha)
+        encoder = self.critic_encoder if self.critic_encoder is not None else self.encoder
+        yc, hc = self.critic_memory(encoder(critic_obs_n), hc)
+        return self.head.params(self.actor(ya)), self.critic(yc).squeeze(-1), torch.cat([ha, hc])
+
+    def value_with_state(self, critic_obs_n: torch.Tensor, hidden: torch.Tensor | None) -> torch.Tensor:
+        """V(obs) in the given whole actor-critic state (``value`` without memory); the state is not advanced."""
+        if self.critic_memory is None or hidden is None:
+            return self.value(critic_obs_n)
+        encoder = self.critic_encoder if self.critic_encoder is not None else self.encoder
+        y, _ = self.critic_memory(encoder(critic_obs_n), self._split(hidden)[1])
+        return self.critic(y).squeeze(-1)
+
+    def sequence_params_and_value(self, obs_n: torch.Tensor, critic_obs_n: torch.Tensor, hidden: torch.Tensor
+                                  ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Padded trajectories ``[T, M, ...]`` from their initial states ``[K, L, M, H]``: dist params
+        ``[T * M, P]`` and values ``[T * M]`` (time-major flattening). Padding sits after each trajectory's end,
+        so it never influences a real step."""
+        assert self.actor_memory is not None and self.critic_memory is not None
+        T, M = obs_n.shape[:2]
+        ha, hc = self._split(hidden)
+        encoder = self.critic_encoder if self.critic_encoder is not None else self.encoder
+        ya, _ = self.actor_memory(self.encoder(obs_n), ha)
+        yc, _ = self.critic_memory(encoder(critic_obs_n), hc)
+        params = self.head.params(self.actor(ya.reshape(T * M, -1)))
+        return params, self.critic(yc.reshape(T * M, -1)).squeeze(-1)
+
     # -- on raw observations (evaluation and export): frozen normalizer + deterministic action
     def act_inference(self, obs: torch.Tensor) -> torch.Tensor:
+        """Deterministic action of a memoryless policy (recurrent ones: ``act_inference_step``)."""
+        if self.is_recurrent:
+            raise TypeError("act_inference on a recurrent policy: use act_inference_step(obs, actor_state)")
         params = self.dist_params(self.obs_normalizer(obs))
         return self.head.mode(params)
+
+    def init_actor_hidden(self, n: int, device: torch.device | str = "cpu") -> torch.Tensor:
+        """The zero state ``[S, L, n, H]`` of the actor's memory (evaluation / deployment carry only this)."""
+        assert self.actor_memory is not None
+        return torch.zeros(self.actor_memory.state_shape(n), device=device)
+
+    def act_inference_step(self, obs: torch.Tensor, actor_hidden: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Recurrent deterministic action: ``(action, next actor state)`` from raw ``obs`` and the actor state."""
+        assert self.actor_memory is not None
+        y, nxt = self.actor_memory(self.encoder(self.obs_normalizer(obs)), actor_hidden)
+        return self.head.mode(self.head.params(self.actor(y))), nxt
