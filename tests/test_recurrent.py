@@ -12,7 +12,7 @@ from rl_core.errors import ConfigError
 from rl_core.runner import OnPolicyRunner
 from rl_core.storage import RolloutStorage
 
-from test_runner import PointEnv
+from tests.test_runner import PointEnv
 
 
 class RecordingPointEnv(PointEnv):
