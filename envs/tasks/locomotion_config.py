@@ -89,6 +89,9 @@ class RewardScales:
     """Squared offset from the default pose of the joints ``RewardParams.deviation_joints`` matches."""
     energy: float = 0.0
     """Mechanical power: sum of |torque x joint velocity| (W)."""
+    alive: float = 0.0
+    """1 per step the episode goes on: with the total clipped at zero, falling otherwise costs a biped nothing
+    while its penalties outweigh its tracking rewards."""
     tracking_sigma: float = 0.25
     """Width of the tracking kernels."""
     only_positive: bool = True

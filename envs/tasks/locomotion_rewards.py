@@ -107,6 +107,10 @@ def energy(joint_torques: torch.Tensor, joint_vel: torch.Tensor) -> torch.Tensor
     return torch.sum(torch.abs(joint_torques * joint_vel), dim=1)
 
 
+def alive(commands: torch.Tensor) -> torch.Tensor:
+    return torch.ones_like(commands[:, 0])
+
+
 @dataclass(frozen=True)
 class RewardInputs:
     """Everything a reward term may read after a step (``[N, ...]`` tensors on the env device)."""
@@ -185,6 +189,7 @@ TERMS: dict[str, Term] = {
     "base_height": lambda x: base_height(x.base_height, x.params.base_height_target),
     "joint_deviation": lambda x: joint_deviation(x.joint_offset),
     "energy": lambda x: energy(x.joint_torques, x.joint_vel),
+    "alive": lambda x: alive(x.commands),
 }
 """Reward term name -> its function of the step's tensors."""
 
