@@ -16,13 +16,13 @@ from envs.tasks.locomotion_config import LocomotionEnvConfig, NoiseConfig, Rando
 N = 4
 
 
-def still_env(**fields) -> LocomotionEnv:
+def still_env(robot=HUMANOID, **fields) -> LocomotionEnv:
     """The humanoid with no noise, randomization, pushes or random reset, dropped from its reset height."""
     rnd = RandomizationConfig(friction=(1.0, 1.0), added_base_mass=(0.0, 0.0), gain_scale=(1.0, 1.0),
                               push_interval_s=0.0, init_joint_scale=(1.0, 1.0), init_base_vel=0.0)
     cfg = dataclasses.replace(HUMANOID_ENV, num_envs=N, backend="native", noise=NoiseConfig(scale=0.0),
                               randomization=rnd, randomize_initial_episode_length=False, **fields)
-    return LocomotionEnv(cfg, HUMANOID)
+    return LocomotionEnv(cfg, robot)
 
 
 def test_humanoid_is_h1_g1_sized():
@@ -47,6 +47,17 @@ def test_stands_two_seconds_under_zero_actions_with_the_feet_carrying_its_weight
     # the last substep's touch readings: both feet on the ground, carrying the weight together
     assert (feet > 0.25 * weight).all()
     assert torch.allclose(feet.sum(1), torch.full((N,), weight), rtol=0.2)
+
+
+def test_with_h1_like_ankle_gains_it_falls_under_zero_actions():
+    """Why the ankles are stiffer than H1 / G1's: at kp 40 the robot tips over its ankles within 4 s."""
+    soft = tuple(dataclasses.replace(g, kp=40.0, kd=2.0) if "ankle" in g.joints else g for g in HUMANOID.actuators)
+    env = still_env(dataclasses.replace(HUMANOID, actuators=soft))
+    env.reset(seed=0)
+    fell = torch.zeros(N, dtype=torch.bool)
+    for _ in range(round(4.0 / env.dt)):
+        fell |= env.step(torch.zeros(N, 12))[2]
+    assert fell.all()
 
 
 def test_mirror_twice_is_identity_and_the_default_pose_is_symmetric():
