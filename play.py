@@ -96,12 +96,16 @@ def main(argv: list[str] | None = None) -> int:
         report(metrics)
         if args.wandb:
             log_to_wandb(args, metrics)
-        if args.json:
-            Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-            Path(args.json).write_text(json.dumps(metrics, indent=2) + "\n")
+        write_json(args, metrics)
         return 0
 
     return run_reporting_errors(run, args.debug)
+
+
+def write_json(args: argparse.Namespace, metrics: dict[str, Any]) -> None:
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(metrics, indent=2) + "\n")
 
 
 def play(args: argparse.Namespace) -> dict[str, Any]:
@@ -110,7 +114,7 @@ def play(args: argparse.Namespace) -> dict[str, Any]:
 
     import torch
 
-    from envs.registry import get_task
+    from configs.catalog import get_task
     from rl_core import checkpoint as ckpt
     from rl_core.evaluation import evaluate
     from rl_core.modules.actor_critic import ActorCritic
@@ -147,7 +151,8 @@ def play(args: argparse.Namespace) -> dict[str, Any]:
             return {"task": task, "checkpoint": str(path), "iteration": data["iteration"]}
         on_step, finish = recorder(args, env, is_mujoco_task)
         metrics = evaluate(policy, env, args.episodes, args.seed, on_step=on_step)
-        if finish is not None:
+        write_json(args, {"task": task, "checkpoint": str(path), "iteration": data["iteration"], **metrics})
+        if finish is not None:  # writing the video can fail: the evaluation is on disk already
             finish()
     finally:
         env.close()
@@ -215,7 +220,7 @@ def log_to_wandb(args: argparse.Namespace, metrics: dict[str, Any]) -> None:
     path, data = ckpt.load_newest(args.checkpoint)
     project = data["config"].get("runner", {}).get("wandb_project", "legged-mjx")
     run = wandb.init(project=project, dir=str(ckpt.run_folder(path)), id=_wandb_run_id(path), resume="allow")
-    scalars = {f"play/{k}": v for k, v in metrics.items() if isinstance(v, (int, float))}
+    scalars: dict[str, Any] = {f"play/{k}": v for k, v in metrics.items() if isinstance(v, (int, float))}
     if args.video:
         scalars["play/video"] = wandb.Video(args.video, format="mp4")
     run.log(scalars)

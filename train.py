@@ -44,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def resolve_config(args: argparse.Namespace) -> tuple[Any, Any, dict | None, Path | None]:
     """Task spec, final config, loaded checkpoint (or None) and its path. Raises UserError before any work."""
-    from envs.registry import get_task
+    from configs.catalog import get_task
     from rl_core import checkpoint as ckpt
     from rl_core.config_io import apply_overrides, parse_override
 
@@ -95,13 +95,22 @@ def _check_device(device: str) -> None:
 
 
 def print_help(parser: argparse.ArgumentParser, task: str | None) -> None:
-    from envs.registry import get_task
+    from configs.catalog import get_task
     from rl_core.config_io import describe
 
     parser.print_help()
     name = task or "CartPole-v1"
     print(f"\nconfig fields of task {name} (override as section.field=value):")
-    print("\n".join(describe(get_task(name).default_config())))
+    import torch
+
+    from configs.machine import notes
+
+    spec = get_task(name)
+    cfg = spec.default_config()
+    print("\n".join(describe(cfg)))
+    machine = notes(spec, cfg, torch.cuda.is_available())
+    if machine:
+        print("\n" + "\n".join(machine))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -115,7 +124,7 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         print_help(parser, args.task)
         return 0
     if args.list_tasks:
-        from envs.registry import registered
+        from configs.catalog import registered
 
         for name, spec in registered().items():
             print(f"{name:24s} {spec.description}")
@@ -164,7 +173,12 @@ def _train(args: argparse.Namespace, spec: Any, cfg: Any, data: dict | None, ckp
         except OSError as e:
             raise UserError(f"--run-dir={str(run_dir)!r} cannot be created: {e.strerror}") from None
         tmp = run_dir / ".config.yaml.tmp"  # replaced in one step: a crash never leaves half a config
-        tmp.write_text(f"# task: {spec.name}\n" + dump_yaml(cfg))
+        import torch
+
+        from configs.machine import notes
+
+        machine = "".join(f"# {line}\n" for line in notes(spec, cfg, torch.cuda.is_available()))
+        tmp.write_text(f"# task: {spec.name}\n" + machine + dump_yaml(cfg))
         tmp.replace(run_dir / "config.yaml")
 
     import torch
@@ -175,7 +189,7 @@ def _train(args: argparse.Namespace, spec: Any, cfg: Any, data: dict | None, ckp
         if data is not None:
             runner.load_state_dict(data, source=str(ckpt_path))
             runner.last_checkpoint = ckpt_path
-            if main:
+            if main and ckpt_path is not None:
                 ckpt.remove_stale_temporaries(ckpt_path.parent)
             say(f"resumed from {ckpt_path} at iteration {runner.iteration}", flush=True)
         ranks = distributed.world_size()

@@ -41,7 +41,7 @@ def machine(device: str) -> str:
 
 
 def run(script: str, args: list[str], out: Path) -> dict | list | None:
-    cmd = [sys.executable, str(ROOT / "bench" / script), *args, "--json", str(out)]
+    cmd = [sys.executable, "-m", f"bench.{script.removesuffix('.py')}", *args, "--json", str(out)]
     print("$", " ".join(cmd[1:]), flush=True)
     proc = subprocess.run(cmd, cwd=ROOT, text=True, capture_output=True)
     if proc.returncode != 0:

@@ -7,7 +7,7 @@ forward for logits and value, Adam. Both are filled with the same random frames 
 (one warm-up, then alternating runs, medians). Throughput is reported in agent steps (samples) and in Atari
 frames (samples x frame skip 4) learned per second of update.
 
-    python bench/cnn_update.py [--num-envs 8] [--steps 128] [--repeats 3] [--device cpu|cuda] [--json OUT]
+    python -m bench.cnn_update [--num-envs 8] [--steps 128] [--repeats 3] [--device cpu|cuda] [--json OUT]
 """
 
 from __future__ import annotations
@@ -16,21 +16,18 @@ import argparse
 import dataclasses
 import json
 import statistics
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import torch
 from torch import nn
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from configs.atari_tasks import atari_config  # noqa: E402
-from rl_core.env_api import ActionSpec  # noqa: E402
-from rl_core.modules.actor_critic import ActorCritic  # noqa: E402
-from rl_core.ppo import PPO  # noqa: E402
-from rl_core.storage import RolloutStorage  # noqa: E402
-from bench.timing import time_alternating  # noqa: E402
+from configs.atari_tasks import atari_config
+from rl_core.env_api import ActionSpec
+from rl_core.modules.actor_critic import ActorCritic
+from rl_core.ppo import PPO
+from rl_core.storage import RolloutStorage
+from bench.timing import time_alternating
 
 FRAME_SKIP = 4
 SHAPE = (4, 84, 84)

@@ -1,6 +1,6 @@
 """End-to-end training throughput of a task: samples/s, the split between collection and learning, peak memory.
 
-    python bench/end_to_end.py [--task quadruped-flat] [--iterations 10] [--num-envs N] [--device cpu|cuda] [KEY=VALUE ...]
+    python -m bench.end_to_end [--task quadruped-flat] [--iterations 10] [--num-envs N] [--device cpu|cuda] [KEY=VALUE ...]
 
 Runs ``--iterations`` PPO iterations after ``--warmup`` (compilation, allocator) with the task's defaults and
 reports medians of the per-iteration timings. On the CPU it also times every physics step (native stepping is
@@ -15,13 +15,10 @@ import dataclasses
 import json
 import resource
 import statistics
-import sys
 import time
 from pathlib import Path
 
 import torch
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -35,7 +32,7 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("overrides", nargs="*", help="config overrides as for train.py, e.g. env.collisions=feet")
     args = p.parse_args(argv)
 
-    from envs.registry import get_task
+    from configs.catalog import get_task
     from rl_core.config_io import apply_overrides, parse_override
     from rl_core.runner import OnPolicyRunner
 
@@ -74,18 +71,18 @@ def main(argv: list[str] | None = None) -> dict:
             learn_s.append(t2 - t1)
     env.close()
     batch = cfg.batch_size
-    c, l = statistics.median(collect_s), statistics.median(learn_s)
+    c, lrn = statistics.median(collect_s), statistics.median(learn_s)
     total = sum(collect_s) + sum(learn_s)
     physics_share = physics_s[0] / total if physics_s[0] else None
     result = {"task": args.task, "device": args.device, "overrides": args.overrides, "num_envs": cfg.env.num_envs,
-              "steps_per_env": cfg.runner.num_steps_per_env, "samples_per_s": batch / (c + l),
-              "collection_s": c, "learning_s": l, "collection_share": c / (c + l),
+              "steps_per_env": cfg.runner.num_steps_per_env, "samples_per_s": batch / (c + lrn),
+              "collection_s": c, "learning_s": lrn, "collection_share": c / (c + lrn),
               "physics_share": physics_share, "learning_share": sum(learn_s) / total,
               "other_share": 1.0 - sum(learn_s) / total - physics_share if physics_share is not None else None,
               "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
               "peak_cuda_mib": torch.cuda.max_memory_allocated() / 2**20 if args.device.startswith("cuda") else None}
     print(f"{args.task} on {args.device}: {cfg.env.num_envs} envs x {cfg.runner.num_steps_per_env} steps: "
-          f"{result['samples_per_s']:,.0f} samples/s (collection {c:.2f} s, learning {l:.2f} s per iteration); "
+          f"{result['samples_per_s']:,.0f} samples/s (collection {c:.2f} s, learning {lrn:.2f} s per iteration); "
           + (f"physics {physics_share:.0%}, PPO update {result['learning_share']:.0%}, everything else "
              f"{result['other_share']:.0%} of the time; " if physics_share is not None else "")
           + f"peak RSS {result['peak_rss_mib']:.0f} MiB"

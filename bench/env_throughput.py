@@ -5,23 +5,20 @@ warp the graph-captured mujoco_warp substeps);
 (2) the full env: ``env.step`` (physics + observations, rewards, resets, randomization). The ratio
 env / raw is the share of the physics speed that the task logic keeps.
 
-    python bench/env_throughput.py                                 # native backend, 2048 envs
-    python bench/env_throughput.py --backend mjx --device cuda --num-envs 4096 8192
-    python bench/env_throughput.py --backend warp --device cuda --num-envs 4096 8192 16384
-    python bench/env_throughput.py --backend mjx --collisions feet --solver-iterations 1 --ls-iterations 5
+    python -m bench.env_throughput                                 # native backend, 2048 envs
+    python -m bench.env_throughput --backend mjx --device cuda --num-envs 4096 8192
+    python -m bench.env_throughput --backend warp --device cuda --num-envs 4096 8192 16384
+    python -m bench.env_throughput --backend mjx --collisions feet --solver-iterations 1 --ls-iterations 5
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
 import torch
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 def measure(fn, steps: int, env) -> float:
@@ -68,8 +65,8 @@ def main(argv: list[str] | None = None) -> None:
         env.reset(seed=0)
         actions = torch.zeros(n, env.num_joints, device=env.device)
         ctrl = env.default_joint_pos.expand(n, env.num_joints).contiguous()
-        raw = measure(lambda: env.physics.step(ctrl), args.steps, env)
-        full = measure(lambda: env.step(actions), args.steps, env)
+        raw = measure(lambda env=env, ctrl=ctrl: env.physics.step(ctrl), args.steps, env)
+        full = measure(lambda env=env, actions=actions: env.step(actions), args.steps, env)
         setup = time.perf_counter() - t0
         substeps = env.cfg.decimation
         print(f"| {args.backend} | {device} | {n} | {n * substeps / raw:,.0f} | {n / full:,.0f} | {raw / full:.2f} |"

@@ -24,12 +24,12 @@ python3 -c "import torch, warp, mujoco, mujoco_warp, jax; print('torch', torch._
 'mujoco', mujoco.__version__, 'mujoco_warp', mujoco_warp.__version__, 'jax', jax.__version__)" 2>&1 | tail -1 | tee -a "$log"
 
 stage tests 150 python3 -m pytest -q -p no:cacheprovider tests/test_cuda_graphs.py
-stage env-warp 120 python3 bench/env_throughput.py --backend warp --device cuda --num-envs 4096 8192 16384 --steps 100 \
+stage env-warp 120 python3 -m bench.env_throughput --backend warp --device cuda --num-envs 4096 8192 16384 --steps 100 \
   --json "$out/res/env_warp.json"
 for n in 4096 8192 16384; do
-  stage "e2e-warp-$n" 60 python3 bench/end_to_end.py --device cuda --num-envs $n --iterations 8 --json "$out/res/e2e_warp_$n.json" env.backend=warp
+  stage "e2e-warp-$n" 60 python3 -m bench.end_to_end --device cuda --num-envs $n --iterations 8 --json "$out/res/e2e_warp_$n.json" env.backend=warp
 done
-stage e2e-warp-4096-nographs 60 python3 bench/end_to_end.py --device cuda --num-envs 4096 --iterations 8 \
+stage e2e-warp-4096-nographs 60 python3 -m bench.end_to_end --device cuda --num-envs 4096 --iterations 8 \
   --json "$out/res/e2e_warp_4096_nographs.json" env.backend=warp env.cuda_graph=false algorithm.cuda_graph=false
 # Time to the targets: the default command (auto picks warp on a GPU), stopped 60 s after it started; SIGINT saves.
 t0=$(date +%s.%N)
@@ -39,6 +39,6 @@ last=$(ls /tmp/run60/checkpoints/model_*.pt | sort -t_ -k2 -n | tail -1)
 cp "$last" "$out/model_last.pt"; cp /tmp/run60/summary.json "$out/res/summary60.json"
 tar cf "$out/run60_tb.tar" -C /tmp/run60 --exclude=checkpoints .
 for n in 4096 8192 16384; do
-  stage "e2e-mjx-$n" 90 python3 bench/end_to_end.py --device cuda --num-envs $n --iterations 8 --json "$out/res/e2e_mjx_$n.json" env.backend=mjx
+  stage "e2e-mjx-$n" 90 python3 -m bench.end_to_end --device cuda --num-envs $n --iterations 8 --json "$out/res/e2e_mjx_$n.json" env.backend=mjx
 done
 tar cf "$out/results.tar" -C "$out" res

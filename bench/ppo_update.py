@@ -5,7 +5,7 @@ with random observations, actions sampled from its policy, random rewards and so
 return computation runs and only ``update`` is timed. Runs interleave the two libraries (after one warm-up
 each) and report medians, the achieved FLOP/s against this machine's fp32 matmul peak, and the ratio.
 
-    python bench/ppo_update.py [--hidden 512,256,128] [--repeats 3] [--num-envs 4096] [--steps 24] [--threads N]
+    python -m bench.ppo_update [--hidden 512,256,128] [--repeats 3] [--num-envs 4096] [--steps 24] [--threads N]
 """
 
 from __future__ import annotations
@@ -20,14 +20,12 @@ from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from rl_core.config import PolicyConfig, PPOConfig  # noqa: E402
-from rl_core.env_api import ActionSpec  # noqa: E402
-from rl_core.modules.actor_critic import ActorCritic  # noqa: E402
-from rl_core.ppo import PPO  # noqa: E402
-from rl_core.storage import RolloutStorage  # noqa: E402
-from bench.timing import sync, time_alternating  # noqa: E402
+from rl_core.config import PolicyConfig, PPOConfig
+from rl_core.env_api import ActionSpec
+from rl_core.modules.actor_critic import ActorCritic
+from rl_core.ppo import PPO
+from rl_core.storage import RolloutStorage
+from bench.timing import sync, time_alternating
 
 RSL_RL_VERSION = "5.5.1"
 INSTALL_HINT = "pip install -e '.[bench]'"

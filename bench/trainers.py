@@ -6,8 +6,8 @@ iteration the bench reads the tracking errors of that iteration's rollout (the e
 ``lin_vel_error`` / ``yaw_rate_error``, averaged over the iteration) and reports the first iteration at which
 both are at or below the thresholds.
 
-    python bench/trainers.py                          # 2048 envs, 600 s per trainer, CPU
-    python bench/trainers.py --budget-s 300 --num-envs 1024
+    python -m bench.trainers                          # 2048 envs, 600 s per trainer, CPU
+    python -m bench.trainers --budget-s 300 --num-envs 1024
 
 Needs the bench extra (rsl-rl-lib 5.5.1): pip install -e ".[bench]".
 """
@@ -15,16 +15,12 @@ Needs the bench extra (rsl-rl-lib 5.5.1): pip install -e ".[bench]".
 from __future__ import annotations
 
 import argparse
-import sys
 import dataclasses
 import time
-from pathlib import Path
 from collections.abc import Callable
 from typing import Any
 
 import torch
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 class MetricsTap:

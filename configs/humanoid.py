@@ -11,6 +11,7 @@ slip, swing-foot clearance, feet distance, base height, hip roll / yaw deviation
 from __future__ import annotations
 
 import dataclasses
+from typing import Optional
 
 from configs.locomotion import flat_config, flat_task
 from envs.registry import register
@@ -35,10 +36,11 @@ HUMANOID_ENV = LocomotionEnvConfig(
 """The humanoid's env defaults (num_envs is the machine's: see ``flat_config``)."""
 
 
-def humanoid_flat() -> TrainConfig:
-    cfg = flat_config(HUMANOID_ENV)
-    # init noise 0.5: with the quadruped's 1.0 (0.25 rad of random joint targets) nearly every episode ends in a
-    # fall within a second, and the clipped total reward is then zero almost everywhere
+def humanoid_flat(gpu: Optional[bool] = None) -> TrainConfig:
+    """``flat_config`` with the humanoid's env, 1000 iterations and an initial action noise std of 0.5 (with the
+    quadruped's 1.0, 0.25 rad of random joint targets, nearly every episode ends in a fall within a second and the
+    clipped total reward is then zero almost everywhere)."""
+    cfg = flat_config(HUMANOID_ENV, gpu)
     return dataclasses.replace(cfg, runner=dataclasses.replace(cfg.runner, max_iterations=1000),
                                policy=dataclasses.replace(cfg.policy, init_noise_std=0.5))
 
@@ -46,4 +48,4 @@ def humanoid_flat() -> TrainConfig:
 TASK = register(dataclasses.replace(
     flat_task("humanoid-flat", HUMANOID, HUMANOID_ENV,
               description="12-DoF humanoid (arms fixed) tracking velocity commands on flat ground"),
-    default_config=humanoid_flat))
+    default_config=humanoid_flat, machine_defaults=humanoid_flat))

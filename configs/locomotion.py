@@ -25,10 +25,11 @@ from envs.tasks.locomotion_config import LocomotionEnvConfig
 from rl_core.config import EnvConfig, PolicyConfig, PPOConfig, RunnerConfig, TrainConfig
 
 
-def flat_config(env: Optional[LocomotionEnvConfig] = None) -> TrainConfig:
+def flat_config(env: Optional[LocomotionEnvConfig] = None, gpu: Optional[bool] = None) -> TrainConfig:
     """legged_gym's flat-terrain settings; ``env`` replaces the env section but its num_envs (the machine's:
-    4096 on a GPU, 1024 on a CPU; ``--num-envs`` sets it)."""
-    gpu = torch.cuda.is_available()
+    4096 on a GPU, 1024 on a CPU; ``--num-envs`` sets it). ``gpu``: the machine to pick defaults for (None:
+    this one)."""
+    gpu = torch.cuda.is_available() if gpu is None else gpu
     env = dataclasses.replace(env or LocomotionEnvConfig(), num_envs=4096 if gpu else 1024)
     return TrainConfig(
         env=env,
@@ -61,4 +62,5 @@ def flat_task(name: str, robot: RobotSpec, env: Optional[LocomotionEnvConfig] = 
         build(robot, cfg.collisions, cfg.solver_iterations, cfg.ls_iterations)
 
     return TaskSpec(name, make_env, lambda: flat_config(env),
-                    description or f"{robot.name} tracking velocity commands on flat ground", validate=validate)
+                    description or f"{robot.name} tracking velocity commands on flat ground", validate=validate,
+                    machine_defaults=lambda gpu: flat_config(env, gpu))

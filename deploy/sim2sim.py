@@ -70,8 +70,8 @@ class PlainMujocoRobot:
         rot = np.empty(9)
         b, v = self.base_q, self.base_v
         mujoco.mju_quat2Mat(rot, self.data.qpos[b + 3:b + 7])
-        rot = rot.reshape(3, 3)  # body -> world
-        return rot.T @ self.data.qvel[v:v + 3], self.data.qvel[v + 3:v + 6].copy(), rot.T @ np.array([0.0, 0.0, -1.0])
+        rot3 = rot.reshape(3, 3)  # body -> world
+        return rot3.T @ self.data.qvel[v:v + 3], self.data.qvel[v + 3:v + 6].copy(), rot3.T @ np.array([0.0, 0.0, -1.0])
 
     def observe(self) -> np.ndarray:
         lin, ang, grav = self.body_frame()

@@ -53,7 +53,7 @@ class AtariEnvConfig(GymEnvConfig):
         require(self.frame_stack >= 1, "env.frame_stack", self.frame_stack, "an integer >= 1")
         require(self.noop_max >= 0, "env.noop_max", self.noop_max, "an integer >= 0")
 
-    def for_evaluation(self) -> "AtariEnvConfig":
+    def for_evaluation(self) -> AtariEnvConfig:
         return dataclasses.replace(self, terminal_on_life_loss=False, clip_rewards=False)
 
 
@@ -73,7 +73,7 @@ class AtariVecEnv(GymVecEnv):
     def __init__(self, cfg: AtariEnvConfig, device: str | torch.device = "cpu"):
         atari_wrappers.register_ale()
         super().__init__(cfg, device)
-        self._obs_shape = tuple(int(x) for x in self.vec.single_observation_space.shape)
+        self._obs_shape = tuple(int(x) for x in self.vec.single_observation_space.shape or ())
         self.obs_shapes = {"policy": self._obs_shape}
         self._lives = np.zeros(self.num_envs, dtype=np.int64)
         self._score = np.zeros(self.num_envs, dtype=np.float64)

@@ -66,7 +66,7 @@ class FireOnLifeStart(gym.Wrapper):
         if self.fires and not (term or trunc) and info["lives"] < lives:
             obs, more, term, trunc, info = self.env.step(1)
             reward = float(reward) + float(more)
-        return obs, reward, term, trunc, info
+        return obs, float(reward), term, trunc, info
 
 
 def wrapper(frame_skip: int, screen_size: int, noop_max: int, frame_stack: int, fire_on_life_start: bool

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from collections.abc import Callable
-from typing import Any, Literal, Optional
+from typing import Any, Literal, Optional, cast
 
 import gymnasium as gym
 import numpy as np
@@ -81,14 +81,14 @@ class GymVecEnv:
             self.vec = gym.make_vec(
                 cfg.env_id, num_envs=cfg.num_envs, vectorization_mode=cfg.vectorization,
                 vector_kwargs={"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP},
-                wrappers=self._wrappers(), **kwargs)
+                wrappers=self._wrappers(), **kwargs)  # type: ignore[arg-type]  # any Env -> Env callable works
         except gym.error.DependencyNotInstalled as e:
             raise UserError(f"task {cfg.env_id} needs an extra package: {str(e).splitlines()[0]}") from None
         self.num_envs = cfg.num_envs
         self.device = torch.device(device)
         obs_space = self.vec.single_observation_space
         act_space = self.vec.single_action_space
-        self.obs_dims = {"policy": int(np.prod(obs_space.shape))}
+        self.obs_dims = {"policy": int(np.prod(obs_space.shape or ()))}
         self._obs_shape: tuple[int, ...] = (self.obs_dims["policy"],)
         if isinstance(act_space, gym.spaces.Discrete):
             self.action_spec = ActionSpec(discrete=True, n=int(act_space.n))
@@ -136,7 +136,7 @@ class GymVecEnv:
                 final[i] = self._obs_array(info["final_obs"][i])[0]
             out_info["final_obs"] = {"policy": torch.as_tensor(final, device=self.device)}
         return (self._obs(obs), torch.as_tensor(rew, device=self.device),
-                torch.as_tensor(term, device=self.device), torch.as_tensor(trunc, device=self.device), out_info)
+                torch.as_tensor(term, device=self.device), torch.as_tensor(trunc, device=self.device), cast(StepInfo, out_info))
 
     def steps_per_second(self) -> float:
         """Env steps per second of game time: the rate of a real-time video with one frame per step."""

@@ -4,11 +4,13 @@ A user's own file registers without editing the project: ``--task path/to/my_rob
 and takes its module-level ``flat`` (a ``TaskSpec``, e.g. ``configs.locomotion.flat_task(...)``, or a function
 returning one). The task is registered under the full ``path:name`` string, which is what checkpoints record,
 so ``play.py --checkpoint`` finds it again (relative paths: from the current directory).
+
+This module never imports ``configs`` (which imports it): the catalog of tasks by name, built-in ones included,
+is ``configs/catalog.py``.
 """
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import importlib.util
 import sys
@@ -41,6 +43,9 @@ class TaskSpec:
     validate: Callable[[EnvConfig], None] | None = None
     """Checks the task's own inputs for the given env config (a robot spec against its MJCF) and raises a one-line
     UserError; train.py calls it before it writes anything."""
+    machine_defaults: Callable[[bool], TrainConfig] | None = None
+    """The default config on a machine with (True) or without (False) a GPU, for tasks whose defaults depend on
+    it; ``train.py --help`` and config.yaml name the fields that differ (``configs/machine.py``)."""
 
 
 _REGISTRY: dict[str, TaskSpec] = {}
@@ -54,35 +59,9 @@ def register(spec: TaskSpec) -> TaskSpec:
     return spec
 
 
-def registered() -> dict[str, TaskSpec]:
-    import configs  # noqa: F401  (registers the built-in tasks)
-
+def registered_so_far() -> dict[str, TaskSpec]:
+    """The tasks registered until now (the built-in ones once ``configs`` is imported: ``configs.catalog``)."""
     return dict(_REGISTRY)
-
-
-def get_task(name: str) -> TaskSpec:
-    """The registered task, else a Gymnasium id with generic defaults; unknown names get suggestions."""
-    tasks = registered()
-    if name in tasks:
-        return tasks[name]
-    if is_file_task(name):
-        return load_file_task(name)
-    import gymnasium as gym
-
-    from envs.atari_wrappers import is_atari_id
-
-    if is_atari_id(name):
-        from configs.atari_tasks import atari_task
-
-        return atari_task(name)
-    if name in gym.registry:
-        from configs.gym_tasks import generic_gym_task
-
-        return generic_gym_task(name)
-    candidates = list(tasks) + list(gym.registry)
-    close = difflib.get_close_matches(name, candidates, n=3, cutoff=0.6)
-    hint = f"; did you mean {', '.join(close)}?" if close else f"; registered tasks: {', '.join(sorted(tasks))} or any Gymnasium id"
-    raise UserError(f"unknown task '{name}'{hint}")
 
 
 def is_file_task(name: str) -> bool:

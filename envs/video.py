@@ -56,7 +56,7 @@ def write_mp4(path: str | Path, frames: list[np.ndarray], fps: float) -> Path:
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    imageio.mimwrite(path, frames, fps=fps, macro_block_size=1)
+    imageio.mimwrite(path, list(frames), fps=fps, macro_block_size=1)
     return path
 
 
@@ -75,7 +75,7 @@ def save_gait_plot(contacts: np.ndarray, dt: float, feet: tuple[str, ...], comma
         ax_v.plot(t, velocities[:, j], color=color, linewidth=1, label=label)
     ax_v.set_ylabel("command (--) / actual")
     ax_v.legend(loc="upper right", fontsize=8)
-    for i, foot in enumerate(feet):
+    for i in range(len(feet)):
         on = contacts[:, i].astype(bool)
         ax_g.fill_between(t, i - 0.4, i + 0.4, where=on, step="post", color="k")
     ax_g.set_yticks(range(len(feet)), feet)

@@ -24,11 +24,11 @@ def bin_of(value: float, bin_edges: Sequence[float]) -> int:
     return min(max(bisect.bisect_right(bin_edges, value) - 1, 0), len(bin_edges) - 2)
 
 
-def rows(bin_edges: Sequence[float], counts: Sequence[float], sums: dict[str, Sequence[float]]) -> list[dict[str, float]]:
+def rows(bin_edges: Sequence[float], counts: Sequence[float], sums: dict[str, Sequence[float]]) -> list[dict[str, float | None]]:
     """One row per bin: its range, the number of steps, and the mean of every metric over those steps."""
     out = []
     for b, n in enumerate(counts):
-        row = {"low": float(bin_edges[b]), "high": float(bin_edges[b + 1]), "steps": int(n)}
+        row: dict[str, float | None] = {"low": float(bin_edges[b]), "high": float(bin_edges[b + 1]), "steps": int(n)}
         row.update({name: (float(s[b]) / n if n else None) for name, s in sums.items()})
         out.append(row)
     return out

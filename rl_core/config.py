@@ -26,7 +26,7 @@ class EnvConfig:
         check_types(self, "env.")
         require(self.num_envs >= 1, "env.num_envs", self.num_envs, "an integer >= 1")
 
-    def for_evaluation(self) -> "EnvConfig":
+    def for_evaluation(self) -> EnvConfig:
         """The config ``play.py`` evaluates with (tasks switch off training-only devices here)."""
         return self
 

@@ -30,7 +30,7 @@ def _type_name(tp: Any) -> str:
         return " or ".join("null" if a is type(None) else _type_name(a) for a in typing.get_args(tp))
     if origin is tuple:
         return f"a list of {_type_name(typing.get_args(tp)[0])}"
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return f"a {tp.__name__} section"
     return {int: "an integer", float: "a number", bool: "true or false", str: "a string"}.get(tp, str(tp))
 
@@ -77,7 +77,7 @@ def _coerce(value: Any, tp: Any, name: str) -> Any:
         if isinstance(value, str):
             return value
         raise ConfigError(name, value, _type_name(tp))
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         if isinstance(value, tp):
             return value
         raise ConfigError(name, value, _type_name(tp))
@@ -91,7 +91,8 @@ def _hints(cls: type) -> dict[str, Any]:
 
 def check_types(cfg: Any, prefix: str = "") -> None:
     """Check every field of a dataclass instance against its annotation (called from ``__post_init__``)."""
-    hints = _hints(type(cfg))
+    cls: type = type(cfg)  # not type[Any], which mypy does not take as hashable
+    hints = _hints(cls)
     for f in dataclasses.fields(cfg):
         value = getattr(cfg, f.name)
         coerced = _coerce(value, hints[f.name], prefix + f.name)
@@ -133,8 +134,9 @@ def field_docs(cls: type) -> dict[str, str]:
 def describe(cfg: Any, prefix: str = "") -> list[str]:
     """Lines ``section.field = default  (type)  doc`` for every leaf field, for ``--help``."""
     lines = []
-    docs = field_docs(type(cfg))
-    hints = _hints(type(cfg))
+    cls: type = type(cfg)  # not type[Any], which mypy does not take as hashable
+    docs = field_docs(cls)
+    hints = _hints(cls)
     for f in dataclasses.fields(cfg):
         value = getattr(cfg, f.name)
         if dataclasses.is_dataclass(value):

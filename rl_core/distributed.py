@@ -11,6 +11,7 @@ Rank 0 alone logs and saves. Without torchrun every function here is a no-op and
 
 from __future__ import annotations
 
+import importlib
 import os
 
 import torch
@@ -49,7 +50,7 @@ def init_from_environment(device: str) -> str:
         # torch._dynamo (imported lazily by the first optimizer step) keeps a reference to a process group that
         # exists when it is imported, so destroy_process_group() left gloo's threads running and a rank sometimes
         # died at exit with "terminate called without an active exception" (SIGABRT). Imported first, it does not.
-        import torch._dynamo  # noqa: F401
+        importlib.import_module("torch._dynamo")
 
         dist.init_process_group(backend="nccl" if device.startswith("cuda") else "gloo")
     return device

@@ -47,7 +47,7 @@ def evaluate(policy: ActorCritic, env: VecEnv, episodes: int, seed: int, max_ste
             sums.setdefault(name, torch.zeros(N, device=device))
             sums[name] += value.to(device)
         ep_len += 1
-        bins.add(info, finished < quota)
+        bins.add(dict(info), finished < quota)
         term, done = term.to(device), (term | trunc).to(device)
         if bool(done.any()):  # evaluation is not the training hot loop: a sync per step is fine here
             for i in done.nonzero().flatten().tolist():
@@ -64,7 +64,7 @@ def evaluate(policy: ActorCritic, env: VecEnv, episodes: int, seed: int, max_ste
     records.sort(key=lambda r: (r[0], r[1]))
     chosen = [r[2] for r in records[:episodes]]
     n = max(1, len(chosen))
-    out = {"episodes": len(chosen),
+    out: dict[str, Any] = {"episodes": len(chosen),
            "mean_episode_return": sum(r["return"] for r in chosen) / n,
            "mean_episode_length": sum(r["length"] for r in chosen) / n,
            "fall_rate": sum(r["fell"] for r in chosen) / n}
@@ -96,7 +96,7 @@ class _BinnedMetrics:
                 s = self.sums[key].setdefault(name, torch.zeros_like(self.counts[key]))
                 s.index_add_(0, idx, metric.to(w.device) * w)
 
-    def result(self) -> dict[str, list[dict[str, float]]]:
+    def result(self) -> dict[str, list[dict[str, float | None]]]:
         return {key: breakdown.rows(self.edges[key], self.counts[key].tolist(),
                                     {name: s.tolist() for name, s in self.sums[key].items()})
                 for key in self.edges}

@@ -24,6 +24,7 @@ from torch import nn
 
 from rl_core.errors import UserError
 from rl_core.modules.actor_critic import ActorCritic
+from rl_core.modules.normalizer import RunningNormalizer
 from rl_core.policy_format import FORMAT
 
 PARITY_SAMPLES = 1000
@@ -61,7 +62,7 @@ def _probe_observations(policy: ActorCritic, n: int, seed: int) -> torch.Tensor:
         return torch.randint(0, 256, (n, *policy.obs_shape), generator=g, dtype=torch.uint8)
     z = torch.randn(n, policy.obs_dim, generator=g, dtype=torch.float64) * 2.0
     norm = policy.obs_normalizer
-    if hasattr(norm, "mean"):
+    if isinstance(norm, RunningNormalizer):
         z = norm.mean + z * torch.sqrt(norm.var + norm.eps)
     return z.float()
 
@@ -109,6 +110,7 @@ def export_onnx(policy: ActorCritic, path: str | Path, metadata: dict[str, Any],
         program = torch.onnx.export(module, (_example_input(policy),), dynamo=True, input_names=["obs"],
                                     output_names=["actions"], dynamic_shapes=({0: torch.export.Dim("batch")},),
                                     verbose=False)
+    assert program is not None  # dynamo=True always returns the program
     model = program.model_proto
     for key, value in _encode(metadata).items():
         model.metadata_props.add(key=key, value=value)

@@ -43,6 +43,7 @@ class Logger:
         # The env's own per-episode values (e.g. Atari's game_score), after the learner's episode return.
         episode += "".join(f" {k.split('/', 1)[1]} {v:.2f}" for k, v in s.items()
                            if k.startswith("Episode/") and k not in _EPISODE_KEYS)
+        episode += headline(s)
         line = (
             f"it {iteration:5d}/{self.total} | steps {env_steps:>10,d} | {s['Perf/samples_per_s']:9,.0f} sps "
             f"(collect {s['Perf/collection_time_s']:.2f}s learn {s['Perf/learning_time_s']:.2f}s) | {episode} | "
@@ -56,6 +57,22 @@ class Logger:
             self.writer.close()
         if self.wandb_run is not None:
             self.wandb_run.finish()
+
+
+def headline(scalars: dict[str, float]) -> str:
+    """The task's headline metrics for the console line, from the env's logged means over the iteration: for
+    locomotion the linear-velocity (m/s) and yaw-rate (rad/s) tracking errors, and the iteration's fall rate
+    (episode ends by termination over all episode ends: the ratio of the per-step terminated and truncated
+    rates). Empty for envs that log none of them."""
+    out = ""
+    if "Env/lin_vel_error" in scalars:
+        out += f" lin_err {scalars['Env/lin_vel_error']:.3f}"
+    if "Env/yaw_rate_error" in scalars:
+        out += f" yaw_err {scalars['Env/yaw_rate_error']:.3f}"
+    term, trunc = scalars.get("Env/terminated"), scalars.get("Env/truncated")
+    if term is not None and trunc is not None:
+        out += f" fall {term / (term + trunc):.0%}" if term + trunc > 0 else " fall   n/a"
+    return out
 
 
 _EPISODE_KEYS = {"Episode/mean_return", "Episode/mean_length", "Episode/finished_this_iteration"}

@@ -89,7 +89,7 @@ class PPO:
         # Read by the fused Adam kernel (as with a GradScaler): where it is non-zero the step leaves the parameters
         # and the optimizer state untouched, decided on the device with no host sync.
         self.found_inf = torch.zeros((), device=device)
-        self.optimizer.found_inf = self.found_inf
+        self.optimizer.found_inf = self.found_inf  # type: ignore[attr-defined]  # read by the fused kernel
         self._loss_backward = torch.compile(self._loss_and_backward) if cfg.compile else self._loss_and_backward
         critic = policy.critic_parameters()
         critic_ids = {id(p) for p in critic}

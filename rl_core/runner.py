@@ -97,7 +97,7 @@ class OnPolicyRunner:
             log_probs = head.log_prob(params, actions)
 
             next_obs, rewards, terminated, truncated, info = self.env.step(
-                actions.squeeze(-1).long() if discrete else head.env_action(actions))
+                actions.squeeze(-1).long() if discrete else head.env_action(actions))  # type: ignore[operator]  # Gaussian heads only
             next_obs = self._to_device(next_obs)
             rewards, terminated, truncated = (x.to(self.device) for x in (rewards, terminated, truncated))
 
@@ -297,22 +297,27 @@ class OnPolicyRunner:
         self.env_steps = int(data["env_steps"])
         self.wall_time_s = float(data.get("wall_time_s", 0.0))
         ep = data["episode"]
-        self.recent_returns.clear(); self.recent_returns.extend(ep["recent_returns"])
-        self.recent_lengths.clear(); self.recent_lengths.extend(ep["recent_lengths"])
+        self.recent_returns.clear()
+        self.recent_returns.extend(ep["recent_returns"])
+        self.recent_lengths.clear()
+        self.recent_lengths.extend(ep["recent_lengths"])
         for name, values in ep.get("recent_stats", {}).items():
             self._episode_stat_buffer(name)
-            self.recent_stats[name].clear(); self.recent_stats[name].extend(values)
+            self.recent_stats[name].clear()
+            self.recent_stats[name].extend(values)
         # Under torchrun the checkpoint holds rank 0's envs only: every rank restarts its episodes instead.
         if data.get("env") is not None and isinstance(self.env, Checkpointable) and not distributed.active():
             self.env.load_state_dict(data["env"])
             self.obs = self._to_device(data["obs"])
-            self.ep_return.copy_(ep["ep_return"]); self.ep_length.copy_(ep["ep_length"])
+            self.ep_return.copy_(ep["ep_return"])
+            self.ep_length.copy_(ep["ep_length"])
         else:
             # Envs without checkpointable state restart their episodes from a seed tied to the iteration,
             # so resuming twice from one checkpoint gives identical runs.
             self._reset_seed = self.rank_seed + _RESUME_SEED_STRIDE * self.iteration
             self.obs = None
-            self.ep_return.zero_(); self.ep_length.zero_()
+            self.ep_return.zero_()
+            self.ep_length.zero_()
 
     # ------------------------------------------------------------------------------------- summary
     def summary(self) -> dict[str, Any]:

@@ -6,6 +6,7 @@ Observations keep the env's shape and element type: pixel observations stay uint
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import torch
 
@@ -19,8 +20,8 @@ class RolloutStorage:
     def __init__(self, T: int, N: int, obs_shape: int | tuple[int, ...], critic_obs_shape: int | tuple[int, ...] | None,
                  action_dim: int, param_dim: int, device: torch.device, obs_dtype: torch.dtype = torch.float32):
         self.T, self.N, self.device = T, N, device
-        f = dict(device=device, dtype=torch.float32)
-        o = dict(device=device, dtype=obs_dtype)
+        f: dict[str, Any] = dict(device=device, dtype=torch.float32)
+        o: dict[str, Any] = dict(device=device, dtype=obs_dtype)
         self.obs = torch.zeros(T, N, *as_shape(obs_shape), **o)
         # None: the critic sees the policy observations (no second copy).
         self.critic_obs = torch.zeros(T, N, *as_shape(critic_obs_shape), **o) if critic_obs_shape is not None else None
@@ -45,7 +46,7 @@ class RolloutStorage:
         if t >= self.T:
             raise RuntimeError("RolloutStorage is full; call clear() after the update")
         self.obs[t].copy_(obs)
-        if self.critic_obs is not None:
+        if self.critic_obs is not None and critic_obs is not None:
             self.critic_obs[t].copy_(critic_obs)
         self.actions[t].copy_(actions)
         self.log_probs[t].copy_(log_probs)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import torch
 
-from envs.registry import get_task, registered
+from configs.catalog import get_task, registered
 from envs.tasks.locomotion import LocomotionEnv
 from envs.tasks.locomotion_config import LocomotionEnvConfig
 

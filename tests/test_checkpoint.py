@@ -9,7 +9,7 @@ import torch
 from rl_core import checkpoint as ckpt
 from rl_core.errors import CheckpointError
 
-from helpers import make_runner, tiny_cartpole
+from tests.helpers import make_runner, tiny_cartpole
 
 
 def params(runner):

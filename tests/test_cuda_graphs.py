@@ -38,7 +38,7 @@ def test_graphed_env_step_matches_the_eager_step():
     g = torch.Generator(device="cuda").manual_seed(0)
     for _ in range(10):
         actions = 0.3 * torch.randn(N, 12, device="cuda", generator=g)
-        (oa, ra, ta, ua, ia), (ob, rb, tb, ub, ib) = graphed.step(actions), eager.step(actions)
+        (oa, ra, ta, ua, _), (ob, rb, tb, ub, _) = graphed.step(actions), eager.step(actions)
         # contacts are gathered with atomics on the GPU: the same step can sum in another order
         torch.testing.assert_close(oa["policy"], ob["policy"], atol=1e-3, rtol=1e-3)
         torch.testing.assert_close(ra, rb, atol=1e-4, rtol=1e-3)
@@ -101,7 +101,7 @@ def test_graphed_ppo_update_matches_the_eager_update():
     g = torch.Generator(device="cuda")
     for it in range(3):  # iteration 1 warms up, 2 captures, 3 replays
         gen = torch.Generator(device="cuda").manual_seed(100 + it)
-        for t in range(24):
+        for _t in range(24):
             obs = torch.randn(256, 48, device="cuda", generator=gen)
             with torch.no_grad():
                 params, values = pa.params_and_value(obs, obs)

@@ -125,7 +125,7 @@ def test_sim2sim_builds_the_training_observation(quadruped, quadruped_onnx):
     robot = PlainMujocoRobot(OnnxPolicy(quadruped_onnx).metadata)
     obs = env.reset(seed=4)["policy"]
     g = torch.Generator().manual_seed(0)
-    for t in range(20):
+    for t in range(20):  # noqa: B007 -- t is checked after the loop
         action = 0.5 * torch.randn(1, 12, generator=g)
         obs, _, term, trunc, _ = env.step(action)
         if bool(term | trunc):

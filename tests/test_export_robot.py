@@ -58,7 +58,7 @@ def test_sim2sim_observation_matches_the_env_for_reordered_joints(exported):
     robot = PlainMujocoRobot(OnnxPolicy(path).metadata)
     obs = env.reset(seed=4)["policy"]
     g = torch.Generator().manual_seed(0)
-    for t in range(15):
+    for t in range(15):  # noqa: B007 -- t is checked after the loop
         action = 0.5 * torch.randn(1, 12, generator=g)
         obs, _, term, trunc, _ = env.step(action)
         if bool(term | trunc):

@@ -23,7 +23,7 @@ from rl_core.ppo import ppo_loss
 from rl_core.runner import OnPolicyRunner
 from tests.helpers import make_runner, tiny_cartpole
 from tests.test_ppo import make_batch, policy_of
-from tools.fault_campaign import (CLI_CASES, NanInjector, kill_round, make_checkpoint, nan_learning_run, one_line_error,
+from fault_injection.harness import (CLI_CASES, NanInjector, kill_round, make_checkpoint, nan_learning_run, one_line_error,
                                   rss_growth_mb, run_cli, sigint_round)
 
 ROOT = Path(__file__).resolve().parents[1]

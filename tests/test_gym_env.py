@@ -12,7 +12,6 @@ def test_truncation_reports_final_obs_and_resets_in_same_step():
     assert obs["policy"].shape == (3, 3) and obs["policy"].dtype == torch.float32
     assert env.action_spec.discrete is False and env.action_spec.low == (-2.0,)
     for t in range(5):
-        prev = obs
         obs, rew, term, trunc, info = env.step(torch.zeros(3, 1))
         assert rew.dtype == torch.float32 and term.dtype == torch.bool and trunc.dtype == torch.bool
         assert not term.any()

@@ -6,8 +6,8 @@ import dataclasses
 
 import torch
 
+from configs.catalog import get_task
 from configs.humanoid import HUMANOID_ENV
-from envs.registry import get_task
 from envs.robots.humanoid import HUMANOID
 from envs.robots.mirror import foot_pairs, joint_mirror, observation_mirror, twin
 from envs.tasks.locomotion import LocomotionEnv

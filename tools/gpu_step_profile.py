@@ -1,6 +1,6 @@
 """Where a quadruped-flat env step spends its time on a GPU: host dispatch vs device work vs idle device.
 
-    python tools/gpu_step_profile.py [--num-envs 4096] [--steps 50] [--collisions feet] [--trace trace.json]
+    python -m tools.gpu_step_profile [--num-envs 4096] [--steps 50] [--collisions feet] [--trace trace.json]
 
 For raw physics (``physics.step``) and the full env step it reports, per control step:
 - wall: the loop's time with one device sync at the end (what training sees);
@@ -15,13 +15,10 @@ steps (open it in chrome://tracing or Perfetto). Without CUDA it runs on the CPU
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,6 +1,6 @@
 """Count host syncs in the rollout and in the PPO update on a CUDA device (torch's sync debug mode).
 
-    python tools/gpu_sync_check.py [--task quadruped-flat] [--num-envs 512] [--iterations 2]
+    python -m tools.gpu_sync_check [--task quadruped-flat] [--num-envs 512] [--iterations 2]
 
 One warm-up iteration (compilation, allocator), then ``--iterations`` iterations with
 ``torch.cuda.set_sync_debug_mode("warn")``: every synchronizing call in ``collect()`` and ``update()`` is
@@ -18,8 +18,6 @@ import warnings
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
 
 def main() -> int:
@@ -31,7 +29,7 @@ def main() -> int:
 
     import torch
 
-    from envs.registry import get_task
+    from configs.catalog import get_task
     from rl_core.runner import OnPolicyRunner
 
     if not torch.cuda.is_available():

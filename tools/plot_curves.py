@@ -1,7 +1,7 @@
 """Plot learning curves (mean episode return vs env steps) of one or more run folders into a PNG.
 
-    python tools/plot_curves.py runs/BipedalWalker-v3/<run> [more runs ...] --out docs/bipedalwalker.png
-    python tools/plot_curves.py RUN --tag Episode/game_score --frames-per-step 4 --reference docs/breakout_reference.json \
+    python -m tools.plot_curves runs/BipedalWalker-v3/<run> [more runs ...] --out docs/bipedalwalker.png
+    python -m tools.plot_curves RUN --tag Episode/game_score --frames-per-step 4 --reference docs/breakout_reference.json \
         --out docs/breakout_cpu_1h.png
 
 ``--reference FILE``: published points to draw beside the runs, JSON ``{"curves": [{"label": ..., "points":

@@ -1,6 +1,6 @@
 """Train a task with its default config for several seeds and print a results table row per seed.
 
-    python tools/seed_sweep.py --task CartPole-v1 --seeds 1 2 3 [--out-dir runs/sweeps] [extra train.py args ...]
+    python -m tools.seed_sweep --task CartPole-v1 --seeds 1 2 3 [--out-dir runs/sweeps] [extra train.py args ...]
 
 This is the command behind the README's results table.
 """

@@ -37,7 +37,7 @@ class RslRlVecEnv(VecEnv):
         return TensorDict(dict(obs), batch_size=[self.num_envs], device=self.device)
 
     @property
-    def episode_length_buf(self) -> torch.Tensor:  # type: ignore[override]
+    def episode_length_buf(self) -> torch.Tensor:
         return self.env.episode_length  # type: ignore[attr-defined]
 
     @episode_length_buf.setter

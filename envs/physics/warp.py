@@ -47,7 +47,7 @@ def import_warp() -> tuple[Any, Any]:
                         "pip install -e '.[warp]' (offline GPU machines: docs/backends.md), or use "
                         "env.backend=native / mjx") from e
     if getattr(wp._src.context, "runtime", None) is None:  # configure once, before Warp initializes
-        wp.config.quiet = True
+        wp.config.quiet = True  # type: ignore[attr-defined]  # a config flag Warp does not declare
         # One line per kernel module loaded / compiled only with LEGGED_MJX_WARP_VERBOSE=1 (start-up diagnosis).
         wp.config.log_level = wp.LOG_INFO if os.environ.get("LEGGED_MJX_WARP_VERBOSE") == "1" else wp.LOG_WARNING
         if "WARP_CACHE_PATH" not in os.environ:  # Warp reads that variable itself

@@ -22,10 +22,10 @@ HUMANOID = RobotSpec(
     mjcf=Path(__file__).with_name("humanoid.xml"),
     base_body="pelvis",
     joints=tuple(f"{side}_{j}_joint" for side in SIDES for j in LEG_JOINTS),
-    default_pose={  # slightly bent knees, feet flat: hip pitch + knee + ankle pitch = 0
-        ".*_hip_(yaw|roll)_joint": 0.0, ".*_hip_pitch_joint": -0.15, ".*_knee_joint": 0.3,
-        ".*_ankle_pitch_joint": -0.15, ".*_ankle_roll_joint": 0.0,
-    },
+    default_pose=(  # slightly bent knees, feet flat: hip pitch + knee + ankle pitch = 0
+        (".*_hip_(yaw|roll)_joint", 0.0), (".*_hip_pitch_joint", -0.15), (".*_knee_joint", 0.3),
+        (".*_ankle_pitch_joint", -0.15), (".*_ankle_roll_joint", 0.0),
+    ),
     actuators=(  # ankles stiffer than H1 / G1's (about 40 N m/rad): with 40-200 the robot tips over its ankles
         # under zero actions (the joints in series are softer than gravity's toppling moment, about 315 N m/rad)
         ActuatorGroup(joints=".*_hip_yaw_joint", kp=100.0, kd=2.5, effort_limit=120.0),

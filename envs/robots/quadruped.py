@@ -18,11 +18,11 @@ QUADRUPED = RobotSpec(
     mjcf=Path(__file__).with_name("quadruped.xml"),
     base_body="torso",
     joints=tuple(f"{leg}_{part}_joint" for leg in LEGS for part in ("hip", "thigh", "calf")),
-    default_pose={
-        "(FR|RR)_hip_joint": -0.1, "(FL|RL)_hip_joint": 0.1,
-        "F._thigh_joint": 0.8, "R._thigh_joint": 1.0,
-        ".*_calf_joint": -1.5,
-    },
+    default_pose=(
+        ("(FR|RR)_hip_joint", -0.1), ("(FL|RL)_hip_joint", 0.1),
+        ("F._thigh_joint", 0.8), ("R._thigh_joint", 1.0),
+        (".*_calf_joint", -1.5),
+    ),
     actuators=(
         ActuatorGroup(joints=".*_(hip|thigh)_joint", kp=20.0, kd=0.5, effort_limit=23.7),
         ActuatorGroup(joints=".*_calf_joint", kp=20.0, kd=0.5, effort_limit=35.55),

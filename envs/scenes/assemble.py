@@ -33,7 +33,7 @@ CONTACT_REDUCE_MAXFORCE = 2
 _CONE = {"pyramidal": mujoco.mjtCone.mjCONE_PYRAMIDAL, "elliptic": mujoco.mjtCone.mjCONE_ELLIPTIC}
 
 
-def one_line(text: str) -> str:
+def one_line(text: object) -> str:
     return " ".join(str(text).split())
 
 
@@ -263,6 +263,7 @@ def _actuators(robot: RobotSpec, rspec: mujoco.MjSpec, m0: mujoco.MjModel, picke
                              picked, "actuated joints")
         return kp, kd, effort, order
     groups = robot.actuators
+    assert not isinstance(groups, str)  # FILE_ACTUATORS returned above
     group_of = assign(name, "actuators", [g.joints for g in groups], picked, "actuated joints")
     for a in list(rspec.actuators):
         rspec.delete(a)

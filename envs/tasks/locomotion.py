@@ -93,7 +93,7 @@ class LocomotionEnv:
         self.action_spec = ActionSpec(discrete=False, n=J)
         self.generator = torch.Generator(dev)
 
-        f32 = dict(device=dev, dtype=torch.float32)
+        f32: dict[str, Any] = dict(device=dev, dtype=torch.float32)
         self.default_joint_pos = torch.tensor(rb.default_joint_pos, **f32)
         self.action_scale = rb.spec.action_scale
         self.torso_id = rb.base_body_id

@@ -247,7 +247,7 @@ class LocomotionEnvConfig(EnvConfig):
         require(self.contact_force_threshold >= 0, "env.contact_force_threshold", self.contact_force_threshold,
                 "a number >= 0")
 
-    def for_evaluation(self) -> "LocomotionEnvConfig":
+    def for_evaluation(self) -> LocomotionEnvConfig:
         """Evaluation: every episode starts at t = 0 and nobody pushes; noise and randomization stay on."""
         return replace(self, randomize_initial_episode_length=False,
                        randomization=replace(self.randomization, push_interval_s=0.0))

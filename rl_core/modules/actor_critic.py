@@ -69,7 +69,7 @@ class ActorCritic(nn.Module):
         )
 
     @classmethod
-    def for_env(cls, env: VecEnv, cfg: PolicyConfig) -> "ActorCritic":
+    def for_env(cls, env: VecEnv, cfg: PolicyConfig) -> ActorCritic:
         """The actor-critic for ``env``'s observation groups and action space."""
         return cls(obs_shape(env, "policy") or (), obs_shape(env, "critic"), env.action_spec, cfg)
 

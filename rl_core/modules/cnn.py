@@ -39,8 +39,9 @@ class NatureCNN(nn.Module):
             for m in self.modules():
                 if isinstance(m, (nn.Conv2d, nn.Linear)):
                     nn.init.orthogonal_(m.weight, gain=math.sqrt(2.0))
-                    nn.init.zeros_(m.bias)
-        self.convs.to(memory_format=torch.channels_last)
+                    if m.bias is not None:
+                        nn.init.zeros_(m.bias)
+        self.convs.to(memory_format=torch.channels_last)  # type: ignore[call-overload]  # torch stubs lack it
 
     def forward(self, pixels: torch.Tensor) -> torch.Tensor:
         x = pixels.to(torch.float32).contiguous(memory_format=torch.channels_last) * (1.0 / 255.0)

@@ -92,6 +92,9 @@ class SquashedGaussianHead(GaussianHead):
     _NODES, _WEIGHTS = (torch.tensor(x, dtype=torch.float32) for x in np.polynomial.hermite_e.hermegauss(16))
     """Gauss-Hermite nodes and weights for expectations over a standard normal (16 points)."""
 
+    low: torch.Tensor
+    high: torch.Tensor
+
     def __init__(self, num_actions: int, init_std: float, min_std: float, max_std: float,
                  low: tuple[float, ...], high: tuple[float, ...]):
         super().__init__(num_actions, init_std, min_std, max_std)

@@ -14,6 +14,10 @@ class RunningNormalizer(nn.Module):
     The statistics live in buffers, so they are saved in the state dict and exported with the policy.
     """
 
+    mean: torch.Tensor
+    var: torch.Tensor
+    count: torch.Tensor
+
     def __init__(self, shape: int | tuple[int, ...], clip: float = 10.0, eps: float = 1e-8):
         super().__init__()
         shape = (shape,) if isinstance(shape, int) else tuple(shape)
@@ -29,7 +33,7 @@ class RunningNormalizer(nn.Module):
         if distributed.active():
             sums = torch.stack([torch.full_like(self.mean, x.shape[0]), x.sum(0), x.square().sum(0)])
             distributed.all_reduce_sum_(sums)
-            n = sums[0].flatten()[0]
+            n: torch.Tensor | int = sums[0].flatten()[0]
             batch_mean = sums[1] / n
             batch_var = (sums[2] / n - batch_mean.square()).clamp(min=0.0)
         else:
@@ -51,6 +55,8 @@ class RunningNormalizer(nn.Module):
 class ReturnNormalizer(nn.Module):
     """Scales rewards by the running std of the per-env discounted return (not centred), for learning only."""
 
+    returns: torch.Tensor
+
     def __init__(self, num_envs: int, gamma: float, device: torch.device | str):
         super().__init__()
         self.gamma = float(gamma)
@@ -59,7 +65,7 @@ class ReturnNormalizer(nn.Module):
         self.to(device)
 
     @torch.no_grad()
-    def __call__(self, rewards: torch.Tensor, done: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
+    def __call__(self, rewards: torch.Tensor, done: torch.Tensor) -> torch.Tensor:
         self.returns.mul_(self.gamma).add_(rewards)
         self.stats.update(self.returns)
         self.returns.masked_fill_(done, 0.0)

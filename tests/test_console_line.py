@@ -1,0 +1,22 @@
+"""The per-iteration console line shows the task's headline metrics next to the return."""
+
+from rl_core.logging import Logger, headline
+
+BASE = {"Perf/samples_per_s": 1000.0, "Perf/collection_time_s": 0.5, "Perf/learning_time_s": 0.2,
+        "Loss/value": 0.1, "Loss/surrogate": -0.01, "Policy/entropy": 1.0, "Policy/kl": 0.01,
+        "Loss/learning_rate": 1e-3, "Episode/mean_return": 12.5, "Episode/mean_length": 100.0}
+
+
+def test_locomotion_headline_next_to_the_return(tmp_path, capsys):
+    logger = Logger(tmp_path, 10)
+    # 30 steps in 1000 terminated, 10 in 1000 truncated: 3 of 4 episode ends were falls
+    logger.log(3, 4096, {**BASE, "Env/lin_vel_error": 0.1234, "Env/yaw_rate_error": 0.25,
+                         "Env/terminated": 0.03, "Env/truncated": 0.01}, 60.0)
+    logger.close()
+    line = capsys.readouterr().out.strip()
+    assert "ret     12.50 len   100.0 lin_err 0.123 yaw_err 0.250 fall 75% |" in line
+
+
+def test_no_headline_for_envs_without_those_metrics():
+    assert headline(BASE) == ""
+    assert headline({"Env/terminated": 0.0, "Env/truncated": 0.0}) == " fall   n/a"
