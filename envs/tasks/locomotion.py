@@ -25,6 +25,8 @@ import torch
 from envs.physics.base import PhysicsReadout
 from envs.physics.cpu_threads import single_threaded
 from envs.physics.factory import make_physics, resolve_backend
+from envs.robots.mirror import foot_pairs
+from envs.robots.names import match_each
 from envs.robots.resolved import ResolvedRobot
 from envs.robots.spec import RobotSpec
 from envs.scenes.assemble import build
@@ -33,6 +35,7 @@ from envs.tasks.graphed_step import GraphedStep
 from envs.tasks.locomotion_config import LocomotionEnvConfig
 from envs.tasks.rotations import from_yaw, rotate_inverse
 from rl_core import breakdown
+from rl_core.errors import UserError
 from rl_core.env_api import ActionSpec, Obs, StepInfo
 
 OBS_SCALES = {"lin_vel": 2.0, "ang_vel": 0.25, "joint_pos": 1.0, "joint_vel": 0.05}
@@ -120,6 +123,20 @@ class LocomotionEnv:
             torch.full((3,), n.gravity), torch.zeros(3), torch.full((J,), n.joint_pos * s["joint_pos"]),
             torch.full((J,), n.joint_vel * s["joint_vel"]), torch.zeros(J)]).to(dev)
         self.reward_terms = {name: w * self.dt for name, w in weights.items() if w != 0.0}
+        # Inputs of the biped terms, resolved by name once.
+        regex = cfg.reward_params.deviation_joints
+        picked = match_each(rb.spec.name, "env.reward_params.deviation_joints", [regex], rb.joint_names,
+                            "actuated joints") if regex else []
+        self._deviation = torch.tensor(picked, dtype=torch.long, device=dev)
+        left, right = foot_pairs(rb.foot_names)
+        if "feet_distance" in self.reward_terms and not left:
+            raise UserError(f"config error: env.rewards.feet_distance needs left_*/right_* feet; the feet: "
+                            f"{', '.join(rb.foot_names)}")
+        self._left_feet = torch.tensor(left, dtype=torch.long, device=dev)
+        self._right_feet = torch.tensor(right, dtype=torch.long, device=dev)
+        self._foot_pos = columns(rb.foot_pos_adr, dev)
+        policy_of_ctrl = sorted(range(J), key=lambda a: rb.ctrl_from_policy[a])  # actuator driving each joint
+        self._torque_order = None if identity else torch.tensor(policy_of_ctrl, dtype=torch.long, device=dev)
         self.breakdown_edges = {name: breakdown.edges(*getattr(cfg.commands, name)) for name in COMMANDS}
 
         # Task state (checkpointed).
@@ -128,6 +145,7 @@ class LocomotionEnv:
         self.last_actions = torch.zeros(N, J, **f32)
         self.last_joint_vel = torch.zeros(N, J, **f32)
         self.air_time = torch.zeros(N, F, **f32)
+        self.contact_time = torch.zeros(N, F, **f32)
         self.last_contacts = torch.zeros(N, F, dtype=torch.bool, device=dev)
         self._all = torch.ones(N, dtype=torch.bool, device=dev)
         self._cpu = dev.type == "cpu"
@@ -189,6 +207,8 @@ class LocomotionEnv:
                            self._uniform((N,), *c.yaw_rate)], dim=1)
         small = torch.norm(new[:, :2], dim=1) < c.min_lin_vel
         new[:, :2] *= (~small).unsqueeze(1)
+        if c.standing_share > 0:  # a config value: no random numbers drawn (and none changed) when it is 0
+            new = new * (self._uniform((N,), 0.0, 1.0) >= c.standing_share).unsqueeze(1)
         self.commands = torch.where(mask.unsqueeze(1), new, self.commands)
 
     def _reset_envs(self, mask: torch.Tensor) -> None:
@@ -222,6 +242,7 @@ class LocomotionEnv:
         self.last_actions = self.last_actions * keep
         self.last_joint_vel = self.last_joint_vel * keep
         self.air_time = self.air_time * keep
+        self.contact_time = self.contact_time * keep
         self.last_contacts = self.last_contacts & keep
 
     # ----------------------------------------------------------------------------------- VecEnv API
@@ -267,12 +288,19 @@ class LocomotionEnv:
         contact_filt = contact | self.last_contacts
         first_contact = (self.air_time > 0) & contact_filt
         self.air_time += self.dt
+        self.contact_time = (self.contact_time + self.dt) * contact
+        N = self.num_envs
+        tau = r.actuator_force if self._torque_order is None else r.actuator_force[:, self._torque_order]
         inputs = R.RewardInputs(
             commands=self.commands, lin_vel_b=k["lin_vel_b"], ang_vel_b=k["ang_vel_b"], gravity_b=k["gravity_b"],
             torques=r.actuator_force, joint_vel=k["joint_vel"], last_joint_vel=self.last_joint_vel, actions=actions,
             last_actions=self.last_actions, air_time=self.air_time, first_contact=first_contact,
             foot_vel_w=k["foot_vel_w"], foot_contact=contact, penalized_contact=k["penalized_force"] > thr,
-            dt=self.dt, sigma=cfg.rewards.tracking_sigma)
+            contact_time=self.contact_time, foot_pos_w=r.sensordata[:, self._foot_pos].reshape(N, self.num_feet, 3),
+            base_quat=r.qpos[:, self._base_quat], base_height=r.qpos[:, self._base_pos.start + 2],
+            joint_offset=(k["joint_pos"] - self.default_joint_pos)[:, self._deviation], joint_torques=tau,
+            left_feet=self._left_feet, right_feet=self._right_feet,
+            dt=self.dt, sigma=cfg.rewards.tracking_sigma, params=cfg.reward_params)
         terms = {name: w * R.TERMS[name](inputs) for name, w in self.reward_terms.items()}
         self.air_time *= ~contact_filt
         self.last_contacts = contact
@@ -289,6 +317,8 @@ class LocomotionEnv:
             fell = (k["gravity_b"][:, 2] > -self._cos_fall_tilt) | (r.qpos[:, self._base_pos.start + 2] < cfg.fall_height)
         else:
             fell = (k["forbidden_force"] > thr).any(1)
+            if cfg.min_base_height > 0:
+                fell = fell | (r.qpos[:, self._base_pos.start + 2] < cfg.min_base_height)
         terminated = fell | diverged
         truncated = (self.episode_length >= self.max_episode_length) & ~terminated
         reward = torch.where(diverged, torch.zeros_like(reward), torch.nan_to_num(reward))
@@ -374,11 +404,13 @@ class LocomotionEnv:
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.physics.load_state_dict(state["physics"])
         for name in _TASK_STATE:
-            setattr(self, name, state["task"][name].to(self.device))
+            if name in state["task"]:  # contact_time is newer than some checkpoints: it then starts at zero
+                setattr(self, name, state["task"][name].to(self.device))
         self.generator.set_state(state["generator"])
 
 
-_TASK_STATE = ("commands", "episode_length", "last_actions", "last_joint_vel", "air_time", "last_contacts")
+_TASK_STATE = ("commands", "episode_length", "last_actions", "last_joint_vel", "air_time", "contact_time",
+               "last_contacts")
 
 
 def _reward_weights(cfg: LocomotionEnvConfig) -> dict[str, float]:

@@ -34,6 +34,8 @@ class CommandConfig:
     """Seconds between command resamples."""
     min_lin_vel: float = 0.2
     """Linear commands with a norm below this are set to zero (standing in place, possibly turning)."""
+    standing_share: float = 0.0
+    """Share of the drawn commands that are all zero (stand still, no turning); 0 draws no extra random numbers."""
 
     def __post_init__(self) -> None:
         check_types(self, "env.commands.")
@@ -41,6 +43,7 @@ class CommandConfig:
             _check_range(getattr(self, name), f"env.commands.{name}")
         require(self.resample_s > 0, "env.commands.resample_s", self.resample_s, "a number > 0")
         require(self.min_lin_vel >= 0, "env.commands.min_lin_vel", self.min_lin_vel, "a number >= 0")
+        require(0 <= self.standing_share <= 1, "env.commands.standing_share", self.standing_share, "a number in [0, 1]")
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,23 @@ class RewardScales:
     """Horizontal speed squared of the feet that touch the ground."""
     collision: float = -1.0
     """Number of penalized bodies (the robot spec's ``penalized_contacts``: the calves) touching the floor."""
+    feet_air_time_biped: float = 0.0
+    """Bipeds: in single stance, the shorter of the stance foot's contact time and the swing foot's air time,
+    capped at ``RewardParams.air_time_threshold`` (only while a linear velocity is commanded)."""
+    feet_clearance: float = 0.0
+    """Swing feet: (height - ``RewardParams.feet_clearance_height``)^2 times tanh(2 |horizontal foot speed|)."""
+    feet_distance: float = 0.0
+    """Left-right foot pairs closer sideways (in the heading frame) than ``RewardParams.feet_min_distance``, or
+    crossed: the shortfall (m)."""
+    base_height: float = 0.0
+    """(base height - ``RewardParams.base_height_target``)^2 (flat ground)."""
+    joint_deviation: float = 0.0
+    """Squared offset from the default pose of the joints ``RewardParams.deviation_joints`` matches."""
+    energy: float = 0.0
+    """Mechanical power: sum of |torque x joint velocity| (W)."""
+    alive: float = 0.0
+    """1 per step the episode goes on: with the total clipped at zero, falling otherwise costs a biped nothing
+    while its penalties outweigh its tracking rewards."""
     tracking_sigma: float = 0.25
     """Width of the tracking kernels."""
     only_positive: bool = True
@@ -80,6 +100,27 @@ class RewardScales:
     def __post_init__(self) -> None:
         check_types(self, "env.rewards.")
         require(self.tracking_sigma > 0, "env.rewards.tracking_sigma", self.tracking_sigma, "a number > 0")
+
+
+@dataclass(frozen=True)
+class RewardParams:
+    """Targets and thresholds of the reward terms (per robot, like the weights); not weights themselves."""
+
+    air_time_threshold: float = 0.4
+    """feet_air_time_biped: cap (s) of the rewarded single-stance time."""
+    base_height_target: float = 0.0
+    """base_height: the base height (m) to hold."""
+    feet_clearance_height: float = 0.1
+    """feet_clearance: height (m) of the foot's sensor site (the foot geom's centre) in swing."""
+    feet_min_distance: float = 0.15
+    """feet_distance: smallest sideways distance (m) between a left and a right foot."""
+    deviation_joints: str = ""
+    """joint_deviation: regex over the actuated joints' names (resolved at build time; empty: none)."""
+
+    def __post_init__(self) -> None:
+        check_types(self, "env.reward_params.")
+        require(self.air_time_threshold > 0, "env.reward_params.air_time_threshold", self.air_time_threshold,
+                "a number > 0")
 
 
 @dataclass(frozen=True)
@@ -165,6 +206,8 @@ class LocomotionEnvConfig(EnvConfig):
     """collisions=feet: the episode ends (terminated) when the torso tilts more than this from upright (rad)."""
     fall_height: float = 0.15
     """collisions=feet: the episode ends (terminated) when the torso centre is below this height (m)."""
+    min_base_height: float = 0.0
+    """collisions=full: the episode also ends (terminated) when the base is below this height (m); 0: off."""
     solver_iterations: Optional[int] = None
     """Constraint-solver iterations per substep (null: the model's 4). MJX runs every iteration in every env;
     Playground's MJX locomotion models use 1."""
@@ -182,6 +225,8 @@ class LocomotionEnvConfig(EnvConfig):
     """Velocity commands."""
     rewards: RewardScales = field(default_factory=RewardScales)
     """Reward weights."""
+    reward_params: RewardParams = field(default_factory=RewardParams)
+    """Targets and thresholds of the reward terms."""
     noise: NoiseConfig = field(default_factory=NoiseConfig)
     """Observation noise."""
     randomization: RandomizationConfig = field(default_factory=RandomizationConfig)
@@ -193,6 +238,7 @@ class LocomotionEnvConfig(EnvConfig):
         require(self.decimation >= 1, "env.decimation", self.decimation, "an integer >= 1")
         require(0 < self.fall_tilt <= math.pi, "env.fall_tilt", self.fall_tilt, "a number in (0, pi] (radians)")
         require(self.fall_height >= 0, "env.fall_height", self.fall_height, "a number >= 0 (metres)")
+        require(self.min_base_height >= 0, "env.min_base_height", self.min_base_height, "a number >= 0 (metres)")
         for name in ("solver_iterations", "ls_iterations", "warp_nconmax", "warp_njmax"):
             value = getattr(self, name)
             require(value is None or value >= 1, f"env.{name}", value, "null or an integer >= 1")

@@ -1,0 +1,51 @@
+"""``humanoid-flat``: the built-in humanoid (``envs/robots/humanoid.py``) on the flat velocity-tracking task.
+
+The task is the quadruped's (``configs/locomotion.flat_config``: same observation, noise, domain randomization,
+pushes, PPO and network) with the humanoid's own defaults, all here: command ranges with a share of standing
+commands, biped reward weights and their targets (``RewardParams``), a base-height termination, and a smaller
+push (0.5 m/s, as Isaac Lab's G1 / H1 tasks; 1 m/s knocks a 43 kg biped over before it has learned to stand).
+Weights follow unitree_rl_gym's H1 and Isaac Lab's H1 / G1 flat tasks (biped air time in single stance, foot
+slip, swing-foot clearance, feet distance, base height, hip roll / yaw deviation, action rate, torques, energy).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional
+
+from configs.locomotion import flat_config, flat_task
+from envs.registry import register
+from envs.robots.humanoid import HUMANOID
+from envs.tasks.locomotion_config import (CommandConfig, LocomotionEnvConfig, RandomizationConfig, RewardParams,
+                                          RewardScales)
+from rl_core.config import TrainConfig
+
+HUMANOID_ENV = LocomotionEnvConfig(
+    commands=CommandConfig(lin_vel_x=(-0.5, 1.0), lin_vel_y=(-0.3, 0.3), yaw_rate=(-1.0, 1.0), min_lin_vel=0.1,
+                           standing_share=0.1),
+    rewards=RewardScales(
+        tracking_lin_vel=1.0, tracking_ang_vel=0.75, lin_vel_z=-2.0, ang_vel_xy=-0.05, orientation=-1.0,
+        torques=-2e-6, dof_acc=-2.5e-7, action_rate=-0.01, feet_air_time=0.0, feet_slip=-0.25, collision=-1.0,
+        feet_air_time_biped=1.0, feet_clearance=-10.0, feet_distance=-2.0, base_height=-10.0, joint_deviation=-1.0,
+        energy=-1e-4, alive=0.5),
+    reward_params=RewardParams(air_time_threshold=0.4, base_height_target=0.95, feet_clearance_height=0.12,
+                               feet_min_distance=0.15, deviation_joints=".*_hip_(roll|yaw)_joint"),
+    randomization=RandomizationConfig(push_vel_xy=0.5),
+    min_base_height=0.6,
+)
+"""The humanoid's env defaults (num_envs is the machine's: see ``flat_config``)."""
+
+
+def humanoid_flat(gpu: Optional[bool] = None) -> TrainConfig:
+    """``flat_config`` with the humanoid's env, 1000 iterations and an initial action noise std of 0.5 (with the
+    quadruped's 1.0, 0.25 rad of random joint targets, nearly every episode ends in a fall within a second and the
+    clipped total reward is then zero almost everywhere)."""
+    cfg = flat_config(HUMANOID_ENV, gpu)
+    return dataclasses.replace(cfg, runner=dataclasses.replace(cfg.runner, max_iterations=1000),
+                               policy=dataclasses.replace(cfg.policy, init_noise_std=0.5))
+
+
+TASK = register(dataclasses.replace(
+    flat_task("humanoid-flat", HUMANOID, HUMANOID_ENV,
+              description="12-DoF humanoid (arms fixed) tracking velocity commands on flat ground"),
+    default_config=humanoid_flat, machine_defaults=humanoid_flat))
