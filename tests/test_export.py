@@ -8,7 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import mujoco
 import numpy as np
 import pytest
 import torch
@@ -16,12 +15,12 @@ import torch
 from configs.gym_tasks import cartpole
 from configs.quadruped import quadruped_flat
 from deploy.onnx_policy import OnnxPolicy
-from deploy.sim2sim import PlainMujocoRobot
 from envs.gym import GymVecEnv
 from envs.robots.quadruped import QUADRUPED
 from envs.tasks.locomotion import LocomotionEnv
 from rl_core.export import ExportError, check_parity, export_jit, export_onnx, policy_metadata
 from rl_core.modules.actor_critic import ActorCritic
+from tests.sim2sim_check import assert_sim2sim_observation_matches
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -121,23 +120,8 @@ def test_parity_check_fails_loudly(quadruped):
 
 def test_sim2sim_builds_the_training_observation(quadruped, quadruped_onnx):
     """The plain-MuJoCo observation, built from the metadata alone, equals the training env's (noise off)."""
-    env, policy = quadruped
-    robot = PlainMujocoRobot(OnnxPolicy(quadruped_onnx).metadata)
-    obs = env.reset(seed=4)["policy"]
-    g = torch.Generator().manual_seed(0)
-    for t in range(20):  # noqa: B007 -- t is checked after the loop
-        action = 0.5 * torch.randn(1, 12, generator=g)
-        obs, _, term, trunc, _ = env.step(action)
-        if bool(term | trunc):
-            break
-        r = env.physics.read()
-        robot.data.qpos[:] = r.qpos[0].double().numpy()
-        robot.data.qvel[:] = r.qvel[0].double().numpy()
-        mujoco.mj_forward(robot.model, robot.data)
-        robot.commands = env.commands[0].double().numpy()
-        robot.last_action = action[0].double().numpy()
-        np.testing.assert_allclose(robot.observe(), obs["policy"][0].numpy(), atol=1e-4)
-    assert t == 19
+    env, _ = quadruped
+    assert_sim2sim_observation_matches(env, quadruped_onnx, steps=20)
 
 
 def test_sim2sim_runs_without_torch(quadruped_onnx):

@@ -9,17 +9,17 @@ import subprocess
 import sys
 from pathlib import Path
 
-import mujoco
 import numpy as np
 import pytest
 import torch
 
 from deploy.onnx_policy import OnnxPolicy
-from deploy.sim2sim import PlainMujocoRobot, load_scene
+from deploy.sim2sim import load_scene
 from envs.registry import load_file_task
 from envs.tasks.locomotion_config import NoiseConfig
 from rl_core.export import export_onnx, policy_metadata
 from rl_core.modules.actor_critic import ActorCritic
+from tests.sim2sim_check import assert_sim2sim_observation_matches
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -55,22 +55,7 @@ def test_the_onnx_file_carries_the_trained_scene_with_its_mesh(exported):
 def test_sim2sim_observation_matches_the_env_for_reordered_joints(exported):
     """Joints by name in plain MuJoCo, from the stored scene: the observation equals the training env's."""
     env, _, path = exported
-    robot = PlainMujocoRobot(OnnxPolicy(path).metadata)
-    obs = env.reset(seed=4)["policy"]
-    g = torch.Generator().manual_seed(0)
-    for t in range(15):  # noqa: B007 -- t is checked after the loop
-        action = 0.5 * torch.randn(1, 12, generator=g)
-        obs, _, term, trunc, _ = env.step(action)
-        if bool(term | trunc):
-            break
-        r = env.physics.read()
-        robot.data.qpos[:] = r.qpos[0].double().numpy()
-        robot.data.qvel[:] = r.qvel[0].double().numpy()
-        mujoco.mj_forward(robot.model, robot.data)
-        robot.commands = env.commands[0].double().numpy()
-        robot.last_action = action[0].double().numpy()
-        np.testing.assert_allclose(robot.observe(), obs["policy"][0].numpy(), atol=1e-4)
-    assert t == 14
+    assert_sim2sim_observation_matches(env, path, steps=15)
 
 
 def test_play_sim2sim_runs_from_the_onnx_file_alone(exported, tmp_path):
