@@ -12,26 +12,22 @@ from envs.robots.quadruped import LEGS, QUADRUPED
 from envs.tasks.locomotion import LocomotionEnv
 from envs.tasks.locomotion_config import LocomotionEnvConfig
 from rl_core.env_api import VecEnv
-from tests.locomotion_tasks import EXAMPLE_TASK, LOCOMOTION_TASKS, make_task_env
+from tests.locomotion_tasks import LOCOMOTION_TASKS, make_task_env
 
 BACKENDS = ["native", pytest.param("mjx", marks=pytest.mark.mjx), pytest.param("warp", marks=pytest.mark.warp)]
 _NEEDS = {"mjx": "mujoco.mjx", "warp": "mujoco_warp"}
 N = 16
-SLOW_ON_JAX_AND_WARP = (EXAMPLE_TASK, "humanoid-flat")
-"""Tasks whose MJX / Warp variants are marked ``slow`` (compile time on the 2-core CPU)."""
 
 
 def _params() -> list:
-    """(task, backend) pairs; MJX / Warp marked ``mjx`` / ``warp``, and the example robot and the humanoid on them
-    also ``slow`` (the example's MJX compile alone takes about 30 s on the 2-core CPU; the quadruped's stays in the
-    default suite)."""
+    """(task, backend) pairs: every registered locomotion task on every backend, in the default suite (MJX / Warp
+    marked ``mjx`` / ``warp``; their compiles add about a minute on the 2-core CPU)."""
     out = []
     for task in LOCOMOTION_TASKS:
         name = task.rsplit("/", 1)[-1]
         out.append(pytest.param((task, "native"), id=f"{name}-native"))
         for backend in ("mjx", "warp"):
-            marks = [getattr(pytest.mark, backend)] + ([pytest.mark.slow] if task in SLOW_ON_JAX_AND_WARP else [])
-            out.append(pytest.param((task, backend), id=f"{name}-{backend}", marks=marks))
+            out.append(pytest.param((task, backend), id=f"{name}-{backend}", marks=getattr(pytest.mark, backend)))
     return out
 
 
