@@ -140,6 +140,11 @@ class PPOConfig:
     """Adam epsilon."""
     compile: bool = False
     """torch.compile the loss and its backward pass (same math; tens of seconds of compilation first)."""
+    symmetry: Literal["none", "augment"] = "none"
+    """none: off; augment: every minibatch is doubled with its left-right mirror (mirrored observations and
+    actions, the same old log-probs, values, advantages and returns), as rsl_rl's symmetry augmentation. Needs a
+    task whose env offers a mirror (rl_core.env_api.Symmetric), a memoryless policy and no separate critic
+    observations; turns the CUDA-graph update off."""
     cuda_graph: bool = True
     """On a CUDA device (single process): after the first iteration, replay each minibatch update as one CUDA
     graph (same math; removes the kernel-launch overhead that bounds small networks). No effect on the CPU."""
@@ -224,6 +229,10 @@ class TrainConfig:
             require(self.env.num_envs % self.algorithm.num_mini_batches == 0, "algorithm.num_mini_batches",
                     self.algorithm.num_mini_batches, f"a divisor of env.num_envs = {self.env.num_envs} with "
                     f"policy.memory={self.policy.memory} (each minibatch is the trajectories of a group of envs)")
+
+        if self.policy.recurrent:
+            require(self.algorithm.symmetry == "none", "algorithm.symmetry", self.algorithm.symmetry,
+                    f"'none' with policy.memory={self.policy.memory} (symmetry augmentation needs a memoryless policy)")
 
     @property
     def batch_size(self) -> int:

@@ -9,7 +9,8 @@ individually; the returned observation of a done env is already the first of its
 
 This module is the whole contract: everything the runner, the evaluator, ``play.py`` and the recorders read from
 an env is declared here, as ``VecEnv``, the typed ``StepInfo`` of ``step`` and the optional capabilities
-(``PixelObservations``, ``Checkpointable``, ``Exportable``, ``CommandBreakdown``, ``SimulatedRobot``), which
+(``PixelObservations``, ``Checkpointable``, ``Exportable``, ``CommandBreakdown``, ``SimulatedRobot``,
+``Symmetric``), which
 callers test with ``isinstance`` (runtime-checkable Protocols) instead of probing for attributes.
 """
 
@@ -136,6 +137,21 @@ class SimulatedRobot(Protocol):
 
     def kinematics(self, readout: Any) -> dict[str, torch.Tensor]:
         """Body-frame velocities and the other derived quantities of a physics readout."""
+        ...
+
+
+@runtime_checkable
+class Symmetric(Protocol):
+    """An env with a left-right mirror symmetry (``algorithm.symmetry``): signed permutations of the policy
+    observation and of the action such that the mirrored observation of a state is the observation of the mirrored
+    state, and the mirrored action acts on it as the action does on the original. Both are involutions."""
+
+    def mirror_obs(self, obs: torch.Tensor) -> torch.Tensor:
+        """The mirror of raw (unnormalized) policy observations ``[..., obs_dims["policy"]]``."""
+        ...
+
+    def mirror_actions(self, actions: torch.Tensor) -> torch.Tensor:
+        """The mirror of actions ``[..., action_spec.n]``."""
         ...
 
 

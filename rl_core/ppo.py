@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import torch
 from torch import nn
 
 from rl_core import distributed
 from rl_core.config import PPOConfig
+from rl_core.errors import ConfigError
 from rl_core.graphed_update import GraphedMinibatch
 from rl_core.modules.actor_critic import ActorCritic
 from rl_core.storage import RolloutStorage, gather
+from rl_core.symmetry import Mirrors, augment, on_normalized
 
 LR_MIN, LR_MAX = 1e-5, 1e-2
 
@@ -67,11 +69,16 @@ def ppo_loss(policy: ActorCritic, batch: dict[str, torch.Tensor], cfg: PPOConfig
             "surrogate_loss": surrogate.detach(),
             "value_loss": value_loss.detach(),
             "entropy": entropy.detach(),
-            "kl": mean(head.kl(batch["dist_params"], params)),
+            "kl": kl_mean(head.kl(batch["dist_params"], params), batch.get("kl_weights", w)),
             "approx_kl": mean((ratio - 1.0) - log_ratio),
             "clip_fraction": mean(((ratio - 1.0).abs() > cfg.clip_param).float()),
         }
     return loss, metrics
+
+
+def kl_mean(kl: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
+    """Mean KL over the samples of weight 1 (symmetry augmentation leaves its mirrored rows out)."""
+    return (kl * weights).sum() / weights.sum().clamp(min=1.0)
 
 
 def adaptive_lr(lr: torch.Tensor, kl: torch.Tensor, desired_kl: float) -> torch.Tensor:
@@ -84,8 +91,12 @@ def adaptive_lr(lr: torch.Tensor, kl: torch.Tensor, desired_kl: float) -> torch.
 class PPO:
     """Owns the optimizer and the learning rate; ``update`` consumes a filled RolloutStorage."""
 
-    def __init__(self, policy: ActorCritic, cfg: PPOConfig, total_iterations: int, device: torch.device):
+    def __init__(self, policy: ActorCritic, cfg: PPOConfig, total_iterations: int, device: torch.device,
+                 mirrors: Mirrors | None = None):
+        """``mirrors``: the env's mirror functions (``rl_core.env_api.Symmetric``), needed by ``cfg.symmetry``."""
         self.policy, self.cfg, self.total_iterations = policy, cfg, total_iterations
+        self._mirror_obs = self._check_symmetry(policy, cfg, mirrors)
+        self._mirror_actions = mirrors.actions if mirrors is not None else None
         # The lr is a 0-d tensor that the fused Adam reads in place: the adaptive rule never syncs the host.
         self.lr = torch.tensor(cfg.learning_rate, dtype=torch.float32, device=device)
         # capturable on a GPU: the step counts live on the device, so a CUDA graph can replay the update.
@@ -103,7 +114,7 @@ class PPO:
         self._params = actor + critic
         # Recurrent policies take the eager path: their minibatches (trajectory segments) change shape.
         graphed = (cfg.cuda_graph and device.type == "cuda" and distributed.world_size() == 1
-                   and not policy.is_recurrent)
+                   and not policy.is_recurrent and self._mirror_obs is None)
         self._graphed = GraphedMinibatch(self._minibatch, device) if graphed else None
 
     def _loss_and_backward(self, flat: dict[str, torch.Tensor], idx: torch.Tensor
@@ -111,7 +122,25 @@ class PPO:
         """Gather one minibatch, compute the loss and its gradients (compiled as one graph when cfg.compile)."""
         return self._batch_loss_and_backward(gather(flat, idx))
 
+    @staticmethod
+    def _check_symmetry(policy: ActorCritic, cfg: PPOConfig, mirrors: Mirrors | None
+                        ) -> Callable[[torch.Tensor], torch.Tensor] | None:
+        """The observation mirror on normalized observations when ``cfg.symmetry`` is on (None when off)."""
+        if cfg.symmetry == "none":
+            return None
+        if mirrors is None:
+            raise ConfigError("algorithm.symmetry", cfg.symmetry, "'none' for this task: its env offers no mirror "
+                              "(rl_core.env_api.Symmetric, e.g. a robot without left/right twin joints)")
+        if policy.is_recurrent:
+            raise ConfigError("algorithm.symmetry", cfg.symmetry, "'none' with a recurrent policy (policy.memory)")
+        if policy.asymmetric:
+            raise ConfigError("algorithm.symmetry", cfg.symmetry, "'none' for a task with critic observations "
+                              "(the env mirrors the policy observations only)")
+        return on_normalized(mirrors.obs, policy.obs_normalizer)
+
     def _batch_loss_and_backward(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        if self._mirror_obs is not None and self._mirror_actions is not None:
+            batch = augment(batch, self._mirror_obs, self._mirror_actions)
         loss, metrics = ppo_loss(self.policy, batch, self.cfg)
         loss.backward()
         return loss.detach(), metrics

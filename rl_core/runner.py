@@ -15,13 +15,14 @@ from rl_core import checkpoint as ckpt
 from rl_core import distributed
 from rl_core.config import TrainConfig
 from rl_core.config_io import to_dict
-from rl_core.env_api import Checkpointable, Obs, VecEnv, obs_dtype, state_dict_of
+from rl_core.env_api import Checkpointable, Obs, Symmetric, VecEnv, obs_dtype, state_dict_of
 from rl_core.errors import CheckpointError, TrainingFault
 from rl_core.logging import Logger
 from rl_core.modules.actor_critic import ActorCritic
 from rl_core.modules.normalizer import ReturnNormalizer
 from rl_core.ppo import PPO
 from rl_core.storage import RolloutStorage
+from rl_core.symmetry import Mirrors
 
 _RESUME_SEED_STRIDE = 1_000_003
 _RANK_SEED_STRIDE = 7_919
@@ -45,7 +46,8 @@ class OnPolicyRunner:
 
         self.policy = ActorCritic.for_env(env, cfg.policy).to(self.device)
         self.total_iterations = cfg.total_iterations
-        self.alg = PPO(self.policy, cfg.algorithm, self.total_iterations, self.device)
+        mirrors = Mirrors(env.mirror_obs, env.mirror_actions) if isinstance(env, Symmetric) else None
+        self.alg = PPO(self.policy, cfg.algorithm, self.total_iterations, self.device, mirrors)
         head = self.policy.head
         self.storage = RolloutStorage(rc.num_steps_per_env, env.num_envs, self.policy.obs_shape,
                                       self.policy.critic_obs_shape if self.policy.asymmetric else None,

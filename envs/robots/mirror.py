@@ -1,8 +1,10 @@
-"""Left-right symmetry of a robot, derived from its names: ``left_*`` <-> ``right_*``.
+"""Left-right symmetry of a robot, derived from its names: ``left_*`` <-> ``right_*``, and the quadruped legs
+``FL_*`` <-> ``FR_*``, ``RL_*`` <-> ``RR_*``.
 
 Mirroring across the robot's sagittal (x-z) plane swaps every ``left`` name with its ``right`` twin and flips
-the sign of the angles of joints that turn about x or z (``roll`` and ``yaw`` in the name), keeping those about
-y (pitch, knee). This assumes the convention of ``envs/robots/humanoid.xml``: twin joints have the same axes.
+the sign of the angles of joints that turn about x or z (``roll`` and ``yaw`` in the name, and a quadruped's bare
+``*_hip_joint``, its abduction about x), keeping those about y (pitch, knee, a quadruped's thigh and calf).
+This assumes the convention of ``envs/robots/humanoid.xml`` and ``quadruped.xml``: twin joints have the same axes.
 Vectors mirror as (x, -y, z), pseudo-vectors (angular velocities) as (-x, y, -z); velocity commands (vx, vy,
 yaw rate) as (vx, -vy, -yaw rate). Used for symmetry checks and augmentation; nothing here is robot-specific.
 """
@@ -16,13 +18,33 @@ from dataclasses import dataclass
 import torch
 
 SIDE = re.compile(r"left|right")
-FLIPPED = re.compile(r"roll|yaw")
+LEG = re.compile(r"^([FR])([LR])_")
+"""Quadruped leg prefixes (front / rear, left / right), as in legged_gym and Unitree's files."""
+FLIPPED = re.compile(r"roll|yaw|abduction|(^|_)hip_joint$")
 """Joints whose name contains one of these change sign under the mirror."""
 
 
 def twin(name: str) -> str:
-    """``left_knee_joint`` -> ``right_knee_joint`` (and back); a name without a side is its own twin."""
+    """``left_knee_joint`` -> ``right_knee_joint``, ``FL_calf_joint`` -> ``FR_calf_joint`` (and back); a name
+    without a side is its own twin."""
+    name = LEG.sub(lambda m: m.group(1) + ("R" if m.group(2) == "L" else "L") + "_", name)
     return SIDE.sub(lambda m: "right" if m.group(0) == "left" else "left", name)
+
+
+def has_twins(names: Sequence[str]) -> bool:
+    """Whether the names pair up: at least one has a side, and every sided one has its twin."""
+    return any(twin(n) != n for n in names) and all(twin(n) in names for n in names)
+
+
+class TensorMirror:
+    """A ``Mirror`` with its index and signs as tensors made once (no host-to-device copy per call)."""
+
+    def __init__(self, mirror: Mirror, device: torch.device):
+        self.perm = torch.tensor(mirror.perm, dtype=torch.long, device=device)
+        self.sign = torch.tensor(mirror.sign, dtype=torch.float32, device=device)
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.index_select(x, -1, self.perm.to(x.device)) * self.sign.to(x.device, x.dtype)
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ import torch
 from envs.physics.base import PhysicsReadout
 from envs.physics.cpu_threads import single_threaded
 from envs.physics.factory import make_physics, resolve_backend
-from envs.robots.mirror import foot_pairs
+from envs.robots.mirror import TensorMirror, foot_pairs, has_twins, joint_mirror, observation_mirror
 from envs.robots.names import match_each
 from envs.robots.resolved import ResolvedRobot
 from envs.robots.spec import RobotSpec
@@ -138,6 +138,7 @@ class LocomotionEnv:
         policy_of_ctrl = sorted(range(J), key=lambda a: rb.ctrl_from_policy[a])  # actuator driving each joint
         self._torque_order = None if identity else torch.tensor(policy_of_ctrl, dtype=torch.long, device=dev)
         self.breakdown_edges = {name: breakdown.edges(*getattr(cfg.commands, name)) for name in COMMANDS}
+        self._offer_mirror()
 
         # Task state (checkpointed).
         self.commands = torch.zeros(N, 3, **f32)
@@ -152,6 +153,21 @@ class LocomotionEnv:
         self._cos_fall_tilt = math.cos(cfg.fall_tilt)
         graphable = cfg.cuda_graph and self.backend == "warp" and dev.type == "cuda"
         self._graphed = GraphedStep(self, self._act, self._finish_step, _TASK_STATE, self.generator) if graphable else None
+
+    def _offer_mirror(self) -> None:
+        """Satisfy ``rl_core.env_api.Symmetric`` (``mirror_obs`` / ``mirror_actions`` as instance attributes) when
+        the joints pair up by name and the standing pose is its own mirror; other robots do not offer it."""
+        names = self.robot.joint_names
+        if not has_twins(names):
+            return
+        joints = TensorMirror(joint_mirror(names), self.device)
+        if not torch.allclose(joints(self.default_joint_pos), self.default_joint_pos, atol=1e-6):
+            return
+        self.mirror_actions = joints
+        """Mirror of actions ``[..., joints]`` (twin joints swapped, roll / yaw / abduction angles negated)."""
+        self.mirror_obs = TensorMirror(observation_mirror(self.obs_layout, names), self.device)
+        """Mirror of raw policy observations (``envs/robots/mirror.py``: vectors (x, -y, z), angular velocity
+        (-x, y, -z), commands (vx, -vy, -yaw rate), joint terms as the actions)."""
 
     # ------------------------------------------------------------------------------------ helpers
     def _needed(self, mask: torch.Tensor) -> bool:
