@@ -42,8 +42,10 @@ def test_play_writes_locomotion_metrics_video_and_gait_plot(checkpoint, tmp_path
     assert proc.returncode == 0, proc.stderr
     metrics = json.loads((tmp_path / "m.json").read_text())
     assert metrics["episodes"] == 4
+    swing = {f"swing_{leg}_foot" for leg in ("FR", "FL", "RR", "RL")}  # each foot's fraction of steps in the air
     assert set(metrics) == {"task", "checkpoint", "iteration", "episodes", "mean_episode_return", "mean_episode_length",
-                            "fall_rate", "lin_vel_tracking_error", "yaw_rate_tracking_error", "by_command"}
+                            "fall_rate", "lin_vel_tracking_error", "yaw_rate_tracking_error", "by_command"} | swing
+    assert all(0.0 <= metrics[k] <= 1.0 for k in swing)
     for key in ("mean_episode_return", "mean_episode_length", "fall_rate", "lin_vel_tracking_error",
                 "yaw_rate_tracking_error"):
         assert isinstance(metrics[key], float)

@@ -76,6 +76,7 @@ class LocomotionEnv:
         weights = _reward_weights(cfg)
         R.check_weights(weights)
         self.robot: ResolvedRobot = build(robot, cfg.collisions, cfg.solver_iterations, cfg.ls_iterations)
+        self._swing_names = tuple(self.robot.foot_names)
         self.model = self.robot.model
         N = self.num_envs = cfg.num_envs
         self.physics = make_physics(self.model, N, cfg.decimation, RANDOMIZED_FIELDS, self.backend,
@@ -365,7 +366,9 @@ class LocomotionEnv:
                    truncated=truncated.float().mean(), diverged=diverged.float().mean())
         info: StepInfo = {
             "final_obs": {"policy": final_obs} if self._needed(truncated) else None, "log": log, "invalid": diverged,
-            "metrics": {"lin_vel_tracking_error": lin_err, "yaw_rate_tracking_error": yaw_err},
+            # Per foot, 1 while it is off the ground: its evaluated mean is the foot's swing (air) fraction.
+            "metrics": {"lin_vel_tracking_error": lin_err, "yaw_rate_tracking_error": yaw_err,
+                        **{f"swing_{name}": swing for name, swing in zip(self._swing_names, (~contact).float().unbind(1))}},
             "breakdown": {name: commands[:, j] for j, name in enumerate(COMMANDS)}}
         return {"policy": obs}, reward, terminated, truncated, info
 
