@@ -77,7 +77,10 @@ def main() -> None:
     ax.set_xlabel("wall time (s)")
     ax.set_ylabel("error / fall rate")
     ax.set_ylim(0, 1.0)
-    ax.set_title(f"quadruped-flat: {args.run}")
+    config = args.run / "config.yaml"
+    first = config.read_text().splitlines()[0] if config.exists() else ""
+    task = first.removeprefix("# task: ") if first.startswith("# task: ") else "locomotion"
+    ax.set_title(f"{task}: {args.run}")
     finish(fig, ax, args.out)
 
 
