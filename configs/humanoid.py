@@ -37,12 +37,15 @@ HUMANOID_ENV = LocomotionEnvConfig(
 
 
 def humanoid_flat(gpu: Optional[bool] = None) -> TrainConfig:
-    """``flat_config`` with the humanoid's env, 1000 iterations and an initial action noise std of 0.5 (with the
+    """``flat_config`` with the humanoid's env, 1000 iterations, an initial action noise std of 0.5 (with the
     quadruped's 1.0, 0.25 rad of random joint targets, nearly every episode ends in a fall within a second and the
-    clipped total reward is then zero almost everywhere)."""
+    clipped total reward is then zero almost everywhere) and left-right symmetry augmentation (without it the
+    same run learned a limp: feet in the air 37% / 59% of the time; with it 49% / 48%, and it reached the tracking
+    thresholds in 475 instead of 731 iterations; docs/humanoid.md)."""
     cfg = flat_config(HUMANOID_ENV, gpu)
     return dataclasses.replace(cfg, runner=dataclasses.replace(cfg.runner, max_iterations=1000),
-                               policy=dataclasses.replace(cfg.policy, init_noise_std=0.5))
+                               policy=dataclasses.replace(cfg.policy, init_noise_std=0.5),
+                               algorithm=dataclasses.replace(cfg.algorithm, symmetry="augment"))
 
 
 TASK = register(dataclasses.replace(
