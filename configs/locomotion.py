@@ -21,7 +21,8 @@ import torch
 from envs.registry import TaskSpec
 from envs.robots.spec import RobotSpec
 from envs.tasks.locomotion import LocomotionEnv
-from envs.tasks.locomotion_config import LocomotionEnvConfig
+from envs.tasks.locomotion_config import CommandConfig, LocomotionEnvConfig, RewardScales
+from envs.terrain.config import HeightScanConfig, TerrainConfig
 from rl_core.config import EnvConfig, PolicyConfig, PPOConfig, RunnerConfig, TrainConfig
 
 
@@ -42,6 +43,32 @@ def flat_config(env: Optional[LocomotionEnvConfig] = None, gpu: Optional[bool] =
         runner=RunnerConfig(num_steps_per_env=24, max_iterations=1500 if gpu else 300, save_interval=50 if gpu else 25,
                             device="cuda" if gpu else "cpu"),
     )
+
+
+ROUGH_ENV = LocomotionEnvConfig(
+    terrain=TerrainConfig(type="generated"), height_scan=HeightScanConfig(enabled=True), privileged_critic=True,
+    commands=CommandConfig(heading=True), rewards=RewardScales(orientation=0.0))
+"""legged_gym's rough-terrain changes to the flat task: generated tiles with the curriculum, the height scan,
+heading commands (robots walk straight, so the curriculum's distances mean something), no orientation penalty
+(slopes need the body to tilt), and the privileged critic."""
+
+
+def rough_config(env: Optional[LocomotionEnvConfig] = None, gpu: Optional[bool] = None) -> TrainConfig:
+    """The flat settings on ``env`` (default ``ROUGH_ENV``), with wider networks for the 235-value observation
+    and a longer budget."""
+    gpu = torch.cuda.is_available() if gpu is None else gpu
+    base = flat_config(env or ROUGH_ENV, gpu)
+    return dataclasses.replace(
+        base,
+        policy=dataclasses.replace(base.policy, actor_hidden_dims=(256, 128, 64), critic_hidden_dims=(256, 128, 64)),
+        runner=dataclasses.replace(base.runner, max_iterations=3000 if gpu else 1200))
+
+
+def rough_task(name: str, robot: RobotSpec, env: Optional[LocomotionEnvConfig] = None, description: str = "") -> TaskSpec:
+    """The rough-terrain velocity-tracking task for ``robot`` (its defaults: ``rough_config(env)``)."""
+    flat = flat_task(name, robot, env or ROUGH_ENV, description or f"{robot.name} on generated rough terrain")
+    return dataclasses.replace(flat, default_config=lambda: rough_config(env),
+                               machine_defaults=lambda gpu: rough_config(env, gpu))
 
 
 def flat_task(name: str, robot: RobotSpec, env: Optional[LocomotionEnvConfig] = None, description: str = "") -> TaskSpec:

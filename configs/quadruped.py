@@ -6,7 +6,9 @@ setup (MJX and 4096 envs on a GPU, native MuJoCo and 1024 envs on a CPU).
 
 from __future__ import annotations
 
-from configs.locomotion import flat_config, flat_task
+import dataclasses
+
+from configs.locomotion import flat_config, flat_task, rough_task
 from envs.registry import register
 from envs.robots.quadruped import QUADRUPED
 from rl_core.config import TrainConfig
@@ -18,3 +20,11 @@ def quadruped_flat() -> TrainConfig:
 
 register(flat_task("quadruped-flat", QUADRUPED,
                    description="12-DoF quadruped tracking velocity commands on flat ground (native MuJoCo on CPU, MJX on GPU)"))
+ROUGH_QUADRUPED = dataclasses.replace(QUADRUPED, termination_contacts=("torso",),
+                                      penalized_contacts=(".*_thigh", ".*_calf"))
+"""On terrain the thighs brush stair edges: only a torso contact ends an episode, thigh and calf contacts are
+penalized (legged_gym's A1 / Go1 settings)."""
+
+register(rough_task("quadruped-rough", ROUGH_QUADRUPED,
+                    description="the quadruped on generated terrain (stairs, slopes, rough, obstacles) with a "
+                                "curriculum, a height scan and a privileged critic"))

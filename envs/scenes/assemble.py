@@ -22,6 +22,8 @@ from envs.robots.names import assign, match_each, spec_error
 from envs.robots.resolved import ResolvedRobot
 from envs.robots.spec import FILE_ACTUATORS, RobotSpec
 from envs.scenes.flat import FLOOR, attach_scene, flat_scene, SCENE_PREFIX
+from envs.scenes.terrain import terrain_scene
+from envs.terrain.generator import Terrain
 from rl_core.errors import UserError
 
 FOOT_SITE_MARGIN = 0.012
@@ -59,8 +61,9 @@ def _collides(model: mujoco.MjModel, g: int) -> bool:
 
 
 def build(robot: RobotSpec, collisions: str = "full", solver_iterations: int | None = None,
-          ls_iterations: int | None = None) -> ResolvedRobot:
-    """The compiled scene with ``robot`` attached, and every index the task needs (see module docstring)."""
+          ls_iterations: int | None = None, terrain: Terrain | None = None) -> ResolvedRobot:
+    """The compiled scene with ``robot`` attached, and every index the task needs (see module docstring);
+    ``terrain``: a generated terrain as the floor (``envs/scenes/terrain.py``) instead of the plane."""
     rspec, m0 = load_robot_spec(robot)
     name = robot.name
     bodies = _names(m0, mujoco.mjtObj.mjOBJ_BODY, m0.nbody)
@@ -150,7 +153,7 @@ def build(robot: RobotSpec, collisions: str = "full", solver_iterations: int | N
 
     # ---- attach the scene (its names get SCENE_PREFIX; the robot's names and options stay as in its file)
     scene = rspec
-    attach_scene(scene, flat_scene())
+    attach_scene(scene, flat_scene() if terrain is None else terrain_scene(terrain))
 
     # ---- task sensing, added programmatically
     for f, g in zip(foot_names, foot_geoms):

@@ -34,6 +34,8 @@ from envs.tasks import locomotion_rewards as R
 from envs.tasks.graphed_step import GraphedStep
 from envs.tasks.locomotion_config import LocomotionEnvConfig
 from envs.tasks.rotations import from_yaw, rotate_inverse
+from envs.terrain.generator import generate
+from envs.terrain.ground import Ground, yaw_of
 from rl_core import breakdown
 from rl_core.errors import UserError
 from rl_core.env_api import ActionSpec, Obs, StepInfo
@@ -75,7 +77,9 @@ class LocomotionEnv:
         self.backend = resolve_backend(cfg.backend, device)
         weights = _reward_weights(cfg)
         R.check_weights(weights)
-        self.robot: ResolvedRobot = build(robot, cfg.collisions, cfg.solver_iterations, cfg.ls_iterations)
+        self.terrain = generate(cfg.terrain) if cfg.terrain.type == "generated" else None
+        self.robot: ResolvedRobot = build(robot, cfg.collisions, cfg.solver_iterations, cfg.ls_iterations,
+                                          self.terrain)
         self._swing_names = tuple(self.robot.foot_names)
         self.model = self.robot.model
         N = self.num_envs = cfg.num_envs
@@ -89,10 +93,15 @@ class LocomotionEnv:
         self.push_steps = max(1, round(push_s / self.dt)) if push_s > 0 else 0
         rb = self.robot
         J, F = self.num_joints, self.num_feet = rb.num_joints, rb.num_feet
-        self.obs_layout = tuple(zip(OBS_TERMS, (3, 3, 3, 3, J, J, J)))
-        self.obs_dims = {"policy": sum(n for _, n in self.obs_layout)}
-        self.action_spec = ActionSpec(discrete=False, n=J)
         self.generator = torch.Generator(dev)
+        scan = cfg.height_scan
+        self.ground = Ground(cfg.terrain, self.terrain, scan, N, dev, self.generator)
+        P = scan.num_points if scan.enabled else 0
+        self.obs_layout = tuple(zip(OBS_TERMS, (3, 3, 3, 3, J, J, J))) + ((("height_scan", P),) if P else ())
+        self.obs_dims = {"policy": sum(n for _, n in self.obs_layout)}
+        if cfg.privileged_critic:  # the policy's terms without noise (exact scan), friction, added mass, gain
+            self.obs_dims["critic"] = self.obs_dims["policy"] + len(PRIVILEGED_TERMS)
+        self.action_spec = ActionSpec(discrete=False, n=J)
 
         f32: dict[str, Any] = dict(device=dev, dtype=torch.float32)
         self.default_joint_pos = torch.tensor(rb.default_joint_pos, **f32)
@@ -122,7 +131,7 @@ class LocomotionEnv:
         self.noise_vec = cfg.noise.scale * torch.cat([
             torch.full((3,), n.lin_vel * s["lin_vel"]), torch.full((3,), n.ang_vel * s["ang_vel"]),
             torch.full((3,), n.gravity), torch.zeros(3), torch.full((J,), n.joint_pos * s["joint_pos"]),
-            torch.full((J,), n.joint_vel * s["joint_vel"]), torch.zeros(J)]).to(dev)
+            torch.full((J,), n.joint_vel * s["joint_vel"]), torch.zeros(J), torch.full((P,), scan.noise)]).to(dev)
         self.reward_terms = {name: w * self.dt for name, w in weights.items() if w != 0.0}
         # Inputs of the biped terms, resolved by name once.
         regex = cfg.reward_params.deviation_joints
@@ -149,6 +158,9 @@ class LocomotionEnv:
         self.air_time = torch.zeros(N, F, **f32)
         self.contact_time = torch.zeros(N, F, **f32)
         self.last_contacts = torch.zeros(N, F, dtype=torch.bool, device=dev)
+        self.max_travelled = torch.zeros(N, **f32)
+        self.heading = torch.zeros(N, **f32)
+        self.privileged = torch.zeros(N, len(PRIVILEGED_TERMS), **f32)
         self._all = torch.ones(N, dtype=torch.bool, device=dev)
         self._cpu = dev.type == "cpu"
         self._cos_fall_tilt = math.cos(cfg.fall_tilt)
@@ -159,8 +171,8 @@ class LocomotionEnv:
         """Satisfy ``rl_core.env_api.Symmetric`` (``mirror_obs`` / ``mirror_actions`` as instance attributes) when
         the joints pair up by name and the standing pose is its own mirror; other robots do not offer it."""
         names = self.robot.joint_names
-        if not has_twins(names):
-            return
+        if not has_twins(names) or self.cfg.height_scan.enabled or self.cfg.privileged_critic:
+            return  # rl_core's augmentation mirrors the policy group only (a critic group has no mirror)
         joints = TensorMirror(joint_mirror(names), self.device)
         if not torch.allclose(joints(self.default_joint_pos), self.default_joint_pos, atol=1e-6):
             return
@@ -207,15 +219,30 @@ class LocomotionEnv:
         out = torch.zeros(force.shape[0], nb, device=force.device, dtype=force.dtype)
         return out.scatter_reduce(1, index.expand(force.shape[0], -1), force, reduce="amax")
 
-    def _observe(self, k: dict[str, torch.Tensor]) -> torch.Tensor:
-        s = OBS_SCALES
-        obs = torch.cat([
-            k["lin_vel_b"] * s["lin_vel"], k["ang_vel_b"] * s["ang_vel"], k["gravity_b"], self.commands * self.cmd_scale,
-            (k["joint_pos"] - self.default_joint_pos) * s["joint_pos"], k["joint_vel"] * s["joint_vel"],
-            self.last_actions], dim=1)
-        if self.cfg.noise.scale > 0:
+    def _observe(self, k: dict[str, torch.Tensor], r: PhysicsReadout) -> Obs:
+        """The policy observation (noisy; the scan clipped) and, with ``privileged_critic``, the critic's."""
+        s, cfg = OBS_SCALES, self.cfg
+        terms = [k["lin_vel_b"] * s["lin_vel"], k["ang_vel_b"] * s["ang_vel"], k["gravity_b"], self.commands * self.cmd_scale,
+                 (k["joint_pos"] - self.default_joint_pos) * s["joint_pos"], k["joint_vel"] * s["joint_vel"],
+                 self.last_actions]
+        if cfg.height_scan.enabled:
+            base = r.qpos[:, self._base_pos]
+            scan = self.ground.scan(base, yaw_of(r.qpos[:, self._base_quat])) - cfg.height_scan.offset
+            terms.append(scan.clamp(-cfg.height_scan.clip, cfg.height_scan.clip))
+        exact = torch.cat(terms, dim=1)
+        obs = exact
+        if cfg.noise.scale > 0:
             obs = obs + (2.0 * torch.rand(obs.shape, generator=self.generator, device=self.device) - 1.0) * self.noise_vec
-        return torch.nan_to_num(obs, nan=0.0, posinf=0.0, neginf=0.0)
+        if cfg.height_scan.enabled:  # the noisy scan stays within the clip
+            c = cfg.height_scan.clip
+            obs = torch.cat([obs[:, :-self.ground.scan_points.shape[0]],
+                             obs[:, -self.ground.scan_points.shape[0]:].clamp(-c, c)], dim=1)
+        out = {"policy": torch.nan_to_num(obs, nan=0.0, posinf=0.0, neginf=0.0)}
+        if cfg.privileged_critic:
+            out["critic"] = torch.nan_to_num(torch.cat([exact, self.privileged], dim=1), nan=0.0, posinf=0.0,
+                                             neginf=0.0)
+        return out
+
 
     def _sample_commands(self, mask: torch.Tensor) -> None:
         c = self.cfg.commands
@@ -227,13 +254,22 @@ class LocomotionEnv:
         if c.standing_share > 0:  # a config value: no random numbers drawn (and none changed) when it is 0
             new = new * (self._uniform((N,), 0.0, 1.0) >= c.standing_share).unsqueeze(1)
         self.commands = torch.where(mask.unsqueeze(1), new, self.commands)
+        if c.heading:
+            self.heading = torch.where(mask, self._uniform((N,), -math.pi, math.pi), self.heading)
+
+    def _steer(self, quat: torch.Tensor) -> None:
+        """commands.heading: this step's yaw-rate command from the heading error (legged_gym)."""
+        c = self.cfg.commands
+        error = torch.remainder(self.heading - yaw_of(quat) + math.pi, 2 * math.pi) - math.pi
+        yaw_rate = (c.heading_gain * error).clamp(c.yaw_rate[0], c.yaw_rate[1])
+        self.commands = torch.cat([self.commands[:, :2], yaw_rate.unsqueeze(1)], dim=1)
 
     def _reset_envs(self, mask: torch.Tensor) -> None:
         """Fresh randomized state, model parameters and commands for the masked envs (fixed shapes, no sync)."""
         N, rnd = self.num_envs, self.cfg.randomization
         qpos = self._qpos0.expand(N, -1).clone()
-        qpos[:, self._base_pos] = 0.0
-        qpos[:, self._base_pos.start + 2] = self.robot.spec.base_height
+        qpos[:, self._base_pos] = self.ground.start_positions()
+        qpos[:, self._base_pos.start + 2] += self.robot.spec.base_height
         qpos[:, self._base_quat] = from_yaw(self._uniform((N,), -math.pi, math.pi))
         qpos[:, self._joint_qpos] = self.default_joint_pos * self._uniform((N, self.num_joints), *rnd.init_joint_scale)
         qvel = torch.zeros(N, self.model.nv, device=self.device)
@@ -242,10 +278,14 @@ class LocomotionEnv:
 
         d = self._defaults
         friction = d["geom_friction"].expand(N, -1, -1).clone()
-        friction[:, :, 0] = self._uniform((N, 1), *rnd.friction)
+        mu = self._uniform((N, 1), *rnd.friction)
+        friction[:, :, 0] = mu
         mass = d["body_mass"].expand(N, -1).clone()
-        mass[:, self.robot.mass_body_id] += self._uniform((N,), *rnd.added_base_mass)
+        added = self._uniform((N,), *rnd.added_base_mass)
+        mass[:, self.robot.mass_body_id] += added
         gain = self._uniform((N, 1), *rnd.gain_scale)
+        drawn = torch.cat([mu, added.unsqueeze(1), gain], dim=1)
+        self.privileged = torch.where(mask.unsqueeze(1), drawn, self.privileged)
         gainprm = d["actuator_gainprm"].expand(N, -1, -1).clone()
         gainprm[:, :, 0] *= gain
         biasprm = d["actuator_biasprm"].expand(N, -1, -1).clone()
@@ -261,6 +301,7 @@ class LocomotionEnv:
         self.air_time = self.air_time * keep
         self.contact_time = self.contact_time * keep
         self.last_contacts = self.last_contacts & keep
+        self.max_travelled = self.max_travelled * ~mask
 
     # ----------------------------------------------------------------------------------- VecEnv API
     def reset(self, seed: int | None = None) -> Obs:
@@ -276,11 +317,13 @@ class LocomotionEnv:
     def _reset(self, seed: int | None) -> Obs:
         if seed is not None:
             self.generator.manual_seed(seed)
+        self.ground.draw_levels()
         self._reset_envs(self._all)
         if self.cfg.randomize_initial_episode_length:
             self.episode_length = torch.randint(0, self.max_episode_length, (self.num_envs,), generator=self.generator,
                                                 device=self.device)
-        return {"policy": self._observe(self.kinematics(self.physics.read()))}
+        r = self.physics.read()
+        return self._observe(self.kinematics(r), r)
 
     def _step(self, actions: torch.Tensor) -> tuple[Obs, torch.Tensor, torch.Tensor, torch.Tensor, StepInfo]:
         return self._finish_step(self._act(actions))
@@ -299,6 +342,10 @@ class LocomotionEnv:
         r = self.physics.read()
         k = self.kinematics(r)
         self.episode_length += 1
+        base_xy = r.qpos[:, self._base_pos.start:self._base_pos.start + 2]
+        base_height = r.qpos[:, self._base_pos.start + 2] - self.ground.height(base_xy)  # above the ground below
+        if cfg.commands.heading:
+            self._steer(r.qpos[:, self._base_quat])
 
         thr = cfg.contact_force_threshold
         contact = k["foot_force"] > thr
@@ -314,7 +361,7 @@ class LocomotionEnv:
             last_actions=self.last_actions, air_time=self.air_time, first_contact=first_contact,
             foot_vel_w=k["foot_vel_w"], foot_contact=contact, penalized_contact=k["penalized_force"] > thr,
             contact_time=self.contact_time, foot_pos_w=r.sensordata[:, self._foot_pos].reshape(N, self.num_feet, 3),
-            base_quat=r.qpos[:, self._base_quat], base_height=r.qpos[:, self._base_pos.start + 2],
+            base_quat=r.qpos[:, self._base_quat], base_height=base_height,
             joint_offset=(k["joint_pos"] - self.default_joint_pos)[:, self._deviation], joint_torques=tau,
             left_feet=self._left_feet, right_feet=self._right_feet,
             dt=self.dt, sigma=cfg.rewards.tracking_sigma, params=cfg.reward_params)
@@ -331,13 +378,14 @@ class LocomotionEnv:
         if r.unstable is not None:
             diverged |= r.unstable.to(self.device)
         if cfg.collisions == "feet":  # nothing but the feet touches the floor: judge the torso's pose
-            fell = (k["gravity_b"][:, 2] > -self._cos_fall_tilt) | (r.qpos[:, self._base_pos.start + 2] < cfg.fall_height)
+            fell = (k["gravity_b"][:, 2] > -self._cos_fall_tilt) | (base_height < cfg.fall_height)
         else:
             fell = (k["forbidden_force"] > thr).any(1)
             if cfg.min_base_height > 0:
-                fell = fell | (r.qpos[:, self._base_pos.start + 2] < cfg.min_base_height)
+                fell = fell | (base_height < cfg.min_base_height)
         terminated = fell | diverged
-        truncated = (self.episode_length >= self.max_episode_length) & ~terminated
+        # a time-out, or a robot about to walk off the generated terrain's edge (bootstrapped like a time-out)
+        truncated = ((self.episode_length >= self.max_episode_length) | self.ground.outside(base_xy)) & ~terminated
         reward = torch.where(diverged, torch.zeros_like(reward), torch.nan_to_num(reward))
 
         lin_err = torch.norm(self.commands[:, :2] - k["lin_vel_b"][:, :2], dim=1)
@@ -348,7 +396,10 @@ class LocomotionEnv:
         commands = self.commands  # the ones this step tracked (resampling and resets replace the tensor)
         self._sample_commands((self.episode_length % self.resample_steps == 0) & ~done)
         # The observation of the state after this step; for done envs it is the final one of their episode.
-        final_obs = self._observe(k)
+        final_obs = self._observe(k, r)
+        self.max_travelled = torch.maximum(self.max_travelled, self.ground.travelled(base_xy))
+        success = (self.max_travelled >= cfg.success_distance).float()
+        ended = torch.where(done, success, torch.full_like(success, math.nan))  # of the episodes that end here
         if self.push_steps:  # takes effect during the next step
             push = (self.episode_length % self.push_steps == 0) & ~done
             if self._needed(push):
@@ -358,19 +409,25 @@ class LocomotionEnv:
                 self.physics.set_velocity(push, qvel)
         obs = final_obs
         if self._needed(done):
+            self.ground.update_levels(done, base_xy, commands, cfg.episode_length_s)
             self._reset_envs(done)
-            obs = torch.where(done.unsqueeze(1), self._observe(self.kinematics(self.physics.read())), final_obs)
+            r2 = self.physics.read()
+            fresh = self._observe(self.kinematics(r2), r2)
+            obs = {g: torch.where(done.unsqueeze(1), fresh[g], final_obs[g]) for g in final_obs}
 
         log = dict(zip((f"rew_{name}" for name in terms), stacked.mean(1).unbind()))  # one reduction, not one per term
         log.update(lin_vel_error=lin_err.mean(), yaw_rate_error=yaw_err.mean(), terminated=terminated.float().mean(),
                    truncated=truncated.float().mean(), diverged=diverged.float().mean())
+        if self.terrain is not None:
+            log["terrain_level"] = self.ground.mean_level()
         info: StepInfo = {
-            "final_obs": {"policy": final_obs} if self._needed(truncated) else None, "log": log, "invalid": diverged,
+            "final_obs": final_obs if self._needed(truncated) else None, "log": log, "invalid": diverged,
+            "episode_stats": {"success": ended},
             # Per foot, 1 while it is off the ground: its evaluated mean is the foot's swing (air) fraction.
             "metrics": {"lin_vel_tracking_error": lin_err, "yaw_rate_tracking_error": yaw_err,
                         **{f"swing_{name}": swing for name, swing in zip(self._swing_names, (~contact).float().unbind(1))}},
             "breakdown": {name: commands[:, j] for j, name in enumerate(COMMANDS)}}
-        return {"policy": obs}, reward, terminated, truncated, info
+        return obs, reward, terminated, truncated, info
 
     def close(self) -> None:
         pass
@@ -418,6 +475,7 @@ class LocomotionEnv:
     # ----------------------------------------------------------------------------------- checkpoint
     def state_dict(self) -> dict[str, Any]:
         task = {name: getattr(self, name).cpu() for name in _TASK_STATE}
+        task["terrain_levels"] = self.ground.levels.cpu()
         return {"physics": self.physics.state_dict(), "task": task, "generator": self.generator.get_state()}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -425,11 +483,15 @@ class LocomotionEnv:
         for name in _TASK_STATE:
             if name in state["task"]:  # contact_time is newer than some checkpoints: it then starts at zero
                 setattr(self, name, state["task"][name].to(self.device))
+        if "terrain_levels" in state["task"]:
+            self.ground.levels.copy_(state["task"]["terrain_levels"])
         self.generator.set_state(state["generator"])
 
 
 _TASK_STATE = ("commands", "episode_length", "last_actions", "last_joint_vel", "air_time", "contact_time",
-               "last_contacts")
+               "last_contacts", "max_travelled", "privileged", "heading")
+PRIVILEGED_TERMS = ("friction", "added_base_mass", "gain_scale")
+"""What the privileged critic sees beyond the policy's (noise-free) terms, in order."""
 
 
 def _reward_weights(cfg: LocomotionEnvConfig) -> dict[str, float]:

@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Literal, Optional
 
+from envs.terrain.config import TILE_TYPES, HeightScanConfig, TerrainConfig
 from rl_core.config import EnvConfig
 from rl_core.config_io import check_types, require
 
@@ -36,6 +37,12 @@ class CommandConfig:
     """Linear commands with a norm below this are set to zero (standing in place, possibly turning)."""
     standing_share: float = 0.0
     """Share of the drawn commands that are all zero (stand still, no turning); 0 draws no extra random numbers."""
+    heading: bool = False
+    """Draw a heading (uniform over all directions) instead of a yaw rate; the yaw-rate command of each step is
+    then ``heading_gain`` x the heading error, clipped to ``yaw_rate`` (legged_gym's rough-terrain commands:
+    robots walk straight, so the terrain curriculum's distances mean something)."""
+    heading_gain: float = 0.5
+    """heading: yaw-rate command per radian of heading error (1/s)."""
 
     def __post_init__(self) -> None:
         check_types(self, "env.commands.")
@@ -43,6 +50,7 @@ class CommandConfig:
             _check_range(getattr(self, name), f"env.commands.{name}")
         require(self.resample_s > 0, "env.commands.resample_s", self.resample_s, "a number > 0")
         require(self.min_lin_vel >= 0, "env.commands.min_lin_vel", self.min_lin_vel, "a number >= 0")
+        require(self.heading_gain > 0, "env.commands.heading_gain", self.heading_gain, "a number > 0")
         require(0 <= self.standing_share <= 1, "env.commands.standing_share", self.standing_share, "a number in [0, 1]")
 
 
@@ -231,6 +239,16 @@ class LocomotionEnvConfig(EnvConfig):
     """Observation noise."""
     randomization: RandomizationConfig = field(default_factory=RandomizationConfig)
     """Domain randomization and pushes."""
+    terrain: TerrainConfig = field(default_factory=TerrainConfig)
+    """The ground: a plane, or generated tiles with a curriculum (``envs/terrain``)."""
+    height_scan: HeightScanConfig = field(default_factory=HeightScanConfig)
+    """Terrain heights around the base in the observations."""
+    privileged_critic: bool = False
+    """Give the critic its own observations: the policy's terms without noise, the exact height scan (when
+    enabled), and the randomized friction, added base mass and gain factor (an asymmetric actor-critic)."""
+    success_distance: float = 4.0
+    """An episode succeeds (``success`` in the evaluation) once the base is this far (m) from its start tile's
+    centre (plane: the origin), counted until a fall ends it."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -244,6 +262,7 @@ class LocomotionEnvConfig(EnvConfig):
             require(value is None or value >= 1, f"env.{name}", value, "null or an integer >= 1")
         require(self.episode_length_s > 0, "env.episode_length_s", self.episode_length_s, "a number > 0")
         require(self.clip_actions > 0, "env.clip_actions", self.clip_actions, "a number > 0")
+        require(self.success_distance > 0, "env.success_distance", self.success_distance, "a number > 0")
         require(self.contact_force_threshold >= 0, "env.contact_force_threshold", self.contact_force_threshold,
                 "a number >= 0")
 
@@ -251,3 +270,17 @@ class LocomotionEnvConfig(EnvConfig):
         """Evaluation: every episode starts at t = 0 and nobody pushes; noise and randomization stay on."""
         return replace(self, randomize_initial_episode_length=False,
                        randomization=replace(self.randomization, push_interval_s=0.0))
+
+    def on_terrain(self, tile_type: str, level: int, episode_s: float = 10.0,
+                   speed: tuple[float, float] = (0.5, 0.8)) -> LocomotionEnvConfig:
+        """Evaluation on one tile type at one level: every column of that type, every env on that level (no
+        curriculum), straight-ahead commands at ``speed`` (m/s) with no turning, episodes of ``episode_s``."""
+        require(tile_type in TILE_TYPES, "--terrain", tile_type, "one of " + ", ".join(TILE_TYPES))
+        require(0 <= level < self.terrain.levels, "--level", level, f"an integer in [0, {self.terrain.levels - 1}]")
+        shares = {name: 1.0 if name == tile_type else 0.0 for name in TILE_TYPES}
+        terrain = replace(self.terrain, type="generated", fixed_level=level, curriculum=False,
+                          proportions=type(self.terrain.proportions)(**shares))
+        commands = replace(self.commands, lin_vel_x=speed, lin_vel_y=(0.0, 0.0), yaw_rate=(0.0, 0.0),
+                           min_lin_vel=0.0, standing_share=0.0, resample_s=episode_s + 1.0,
+                           heading=False)
+        return replace(self.for_evaluation(), terrain=terrain, commands=commands, episode_length_s=episode_s)
