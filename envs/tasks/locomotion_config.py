@@ -271,10 +271,11 @@ class LocomotionEnvConfig(EnvConfig):
         return replace(self, randomize_initial_episode_length=False,
                        randomization=replace(self.randomization, push_interval_s=0.0))
 
-    def on_terrain(self, tile_type: str, level: int, episode_s: float = 10.0,
+    def on_terrain(self, tile_type: str, level: int, episode_s: float = 12.0,
                    speed: tuple[float, float] = (0.5, 0.8)) -> LocomotionEnvConfig:
         """Evaluation on one tile type at one level: every column of that type, every env on that level (no
-        curriculum), straight-ahead commands at ``speed`` (m/s) with no turning, episodes of ``episode_s``."""
+        curriculum), straight-ahead commands at ``speed`` (m/s) with no turning, episodes of ``episode_s`` (4 m
+        at 0.5 m/s take 8 s: 12 s leave room for slowing down on steps)."""
         require(tile_type in TILE_TYPES, "--terrain", tile_type, "one of " + ", ".join(TILE_TYPES))
         require(0 <= level < self.terrain.levels, "--level", level, f"an integer in [0, {self.terrain.levels - 1}]")
         shares = {name: 1.0 if name == tile_type else 0.0 for name in TILE_TYPES}
