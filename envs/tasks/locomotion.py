@@ -40,8 +40,9 @@ from rl_core import breakdown
 from rl_core.errors import UserError
 from rl_core.env_api import ActionSpec, Obs, StepInfo
 
-OBS_SCALES = {"lin_vel": 2.0, "ang_vel": 0.25, "joint_pos": 1.0, "joint_vel": 0.05}
-"""Observation scales (legged_gym); the commands use the matching lin_vel / ang_vel scales."""
+OBS_SCALES = {"lin_vel": 2.0, "ang_vel": 0.25, "joint_pos": 1.0, "joint_vel": 0.05, "height_scan": 5.0}
+"""Observation scales (legged_gym); the commands use the matching lin_vel / ang_vel scales. They keep every term
+near [-1, 1] for policies without an observation normalizer (``policy.normalize_obs=false``, legged_gym's way)."""
 OBS_TERMS = ("base_lin_vel", "base_ang_vel", "projected_gravity", "commands", "joint_pos", "joint_vel", "last_actions")
 """Observation groups in order: 3 values each for the first four, one per actuated joint for the last three."""
 MAX_SANE_QVEL = 1e3
@@ -131,7 +132,7 @@ class LocomotionEnv:
         self.noise_vec = cfg.noise.scale * torch.cat([
             torch.full((3,), n.lin_vel * s["lin_vel"]), torch.full((3,), n.ang_vel * s["ang_vel"]),
             torch.full((3,), n.gravity), torch.zeros(3), torch.full((J,), n.joint_pos * s["joint_pos"]),
-            torch.full((J,), n.joint_vel * s["joint_vel"]), torch.zeros(J), torch.full((P,), scan.noise)]).to(dev)
+            torch.full((J,), n.joint_vel * s["joint_vel"]), torch.zeros(J), torch.full((P,), scan.noise * s["height_scan"])]).to(dev)
         self.reward_terms = {name: w * self.dt for name, w in weights.items() if w != 0.0}
         # Inputs of the biped terms, resolved by name once.
         regex = cfg.reward_params.deviation_joints
@@ -228,13 +229,13 @@ class LocomotionEnv:
         if cfg.height_scan.enabled:
             base = r.qpos[:, self._base_pos]
             scan = self.ground.scan(base, yaw_of(r.qpos[:, self._base_quat])) - cfg.height_scan.offset
-            terms.append(scan.clamp(-cfg.height_scan.clip, cfg.height_scan.clip))
+            terms.append(scan.clamp(-cfg.height_scan.clip, cfg.height_scan.clip) * s["height_scan"])
         exact = torch.cat(terms, dim=1)
         obs = exact
         if cfg.noise.scale > 0:
             obs = obs + (2.0 * torch.rand(obs.shape, generator=self.generator, device=self.device) - 1.0) * self.noise_vec
         if cfg.height_scan.enabled:  # the noisy scan stays within the clip
-            c = cfg.height_scan.clip
+            c = cfg.height_scan.clip * s["height_scan"]
             obs = torch.cat([obs[:, :-self.ground.scan_points.shape[0]],
                              obs[:, -self.ground.scan_points.shape[0]:].clamp(-c, c)], dim=1)
         out = {"policy": torch.nan_to_num(obs, nan=0.0, posinf=0.0, neginf=0.0)}
@@ -451,7 +452,7 @@ class LocomotionEnv:
             "obs_layout": [list(item) for item in self.obs_layout],
             "obs_scales": {"base_lin_vel": s["lin_vel"], "base_ang_vel": s["ang_vel"], "projected_gravity": 1.0,
                            "commands": self.cmd_scale.tolist(), "joint_pos": s["joint_pos"],
-                           "joint_vel": s["joint_vel"], "last_actions": 1.0},
+                           "joint_vel": s["joint_vel"], "last_actions": 1.0, "height_scan": s["height_scan"]},
             "joint_names": list(rb.joint_names),
             "default_joint_pos": list(rb.default_joint_pos),
             "action_scale": rb.spec.action_scale,

@@ -133,7 +133,8 @@ class HeightScanConfig:
     points_y: int = 11
     """Points sideways (odd: symmetric about the base, so the scan mirrors left-right)."""
     offset: float = 0.3
-    """Observed value: base height - terrain height - offset (m), then clipped to ``clip``."""
+    """Observed value: base height - terrain height - offset (m), clipped to ``clip``, times 5 (legged_gym's
+    scale)."""
     clip: float = 1.0
     """Clip of the observed values (m)."""
     noise: float = 0.05
