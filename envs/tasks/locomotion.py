@@ -14,7 +14,7 @@ from __future__ import annotations
 import base64
 import math
 import zlib
-from dataclasses import fields
+from dataclasses import asdict, fields
 from typing import Any
 
 import mujoco
@@ -442,7 +442,8 @@ class LocomotionEnv:
         """
         s, cfg, rb = OBS_SCALES, self.cfg, self.robot
         # sim2sim simulates every collision: the scene is rebuilt with collisions=full if training used feet only
-        scene = rb if cfg.collisions == "full" else build(rb.spec, "full", cfg.solver_iterations, cfg.ls_iterations)
+        scene = rb if cfg.collisions == "full" else build(rb.spec, "full", cfg.solver_iterations, cfg.ls_iterations,
+                                                          self.terrain)
         return {
             "robot": rb.spec.name,
             "scene_mjb": scene_bytes(scene.model),
@@ -451,7 +452,8 @@ class LocomotionEnv:
             "obs_layout": [list(item) for item in self.obs_layout],
             "obs_scales": {"base_lin_vel": s["lin_vel"], "base_ang_vel": s["ang_vel"], "projected_gravity": 1.0,
                            "commands": self.cmd_scale.tolist(), "joint_pos": s["joint_pos"],
-                           "joint_vel": s["joint_vel"], "last_actions": 1.0},
+                           "joint_vel": s["joint_vel"], "last_actions": 1.0,
+                           **({"height_scan": 1.0} if cfg.height_scan.enabled else {})},
             "joint_names": list(rb.joint_names),
             "default_joint_pos": list(rb.default_joint_pos),
             "action_scale": rb.spec.action_scale,
@@ -470,7 +472,26 @@ class LocomotionEnv:
             "collisions": cfg.collisions,  # what the policy was trained with (sim2sim simulates every collision)
             "termination_contact_sensors": list(scene.termination_sensors),
             "contact_force_threshold": cfg.contact_force_threshold,
+            "success_distance": cfg.success_distance,
+            **self._terrain_metadata(),
         }
+
+    def _terrain_metadata(self) -> dict[str, Any]:
+        """The height scan's grid (``height_scan``: points, extents, offset, clip; the scan observation is
+        ``clip(base z - ground z at each point - offset)``, points in the base's yaw frame) and the generated
+        terrain's tiles (``terrain``: its config, tile size, each column's type and each tile's start point
+        ``origins [levels][columns][x, y, z]``); the heights themselves are the scene's heightfield."""
+        out: dict[str, Any] = {}
+        scan = self.cfg.height_scan
+        if scan.enabled:
+            out["height_scan"] = {"points_x": scan.points_x, "points_y": scan.points_y, "size_x": scan.size_x,
+                                  "size_y": scan.size_y, "offset": scan.offset, "clip": scan.clip}
+        if self.terrain is not None:
+            t = self.terrain
+            out["terrain"] = {"config": asdict(self.cfg.terrain), "tile_size": t.tile_size, "levels": t.levels,
+                              "columns": t.columns, "column_types": list(t.column_types),
+                              "origins": t.origins.astype(float).tolist()}
+        return out
 
     # ----------------------------------------------------------------------------------- checkpoint
     def state_dict(self) -> dict[str, Any]:
