@@ -143,3 +143,17 @@ def test_tiles_the_file_lacks_are_one_line(rough_onnx, terrain_eval, message):
     with pytest.raises(UserError) as e:
         run(OnnxPolicy(rough_onnx), 1, 0, terrain_eval)
     assert str(e.value) == message
+
+
+def test_render_model_keeps_the_floor_around_the_robot(rough):
+    """Videos on terrain render a window of the heightfield at the same world coordinates, same joints."""
+    env, _ = rough
+    env.reset(seed=1)
+    model = env.render_model(0)
+    assert model.nq == env.model.nq and model.nbody == env.model.nbody
+    assert model.hfield_nrow[0] * model.hfield_ncol[0] < env.model.hfield_nrow[0] * env.model.hfield_ncol[0] / 10
+    b = env.robot.base_qpos_adr
+    base = env.physics.read().qpos[0, b:b + 2].double().numpy()
+    points = np.random.default_rng(1).uniform(-11.0, 11.0, size=(5000, 2)) + base
+    np.testing.assert_allclose(HeightMap(model).height(points), env.ground.height(torch.tensor(points)).numpy(),
+                               atol=1e-5, rtol=0)

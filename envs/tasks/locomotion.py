@@ -50,6 +50,9 @@ COMMANDS = ("lin_vel_x", "lin_vel_y", "yaw_rate")
 """Command components in order (body-frame m/s, m/s, rad/s)."""
 RANDOMIZED_FIELDS = ("geom_friction", "body_mass", "actuator_gainprm", "actuator_biasprm")
 """Model fields that get per-env values."""
+RENDER_WINDOW_TILES = 1.5
+"""A video on a generated terrain shows the floor within this many tiles (per axis) of where the robot started
+to be filmed: 12 m with 8 m tiles, more than a 10 s evaluation episode walks."""
 
 
 def columns(addresses: tuple[int, ...], device: torch.device) -> slice | torch.Tensor:
@@ -431,6 +434,18 @@ class LocomotionEnv:
 
     def close(self) -> None:
         pass
+
+    def render_model(self, index: int) -> mujoco.MjModel:
+        """The model to film env ``index`` with from now on: on a generated terrain the same scene with only the
+        floor within ``RENDER_WINDOW_TILES`` tiles of the robot's base (the full heightfield costs a software
+        renderer seconds per frame); on a plane the simulated model."""
+        if self.terrain is None:
+            return self.model
+        cfg = self.cfg
+        x, y = self.physics.read().qpos[index, self._base_pos.start:self._base_pos.start + 2].tolist()
+        window = (x, y, RENDER_WINDOW_TILES * self.terrain.tile_size)
+        return build(self.robot.spec, cfg.collisions, cfg.solver_iterations, cfg.ls_iterations, self.terrain,
+                     window).model
 
     def export_metadata(self) -> dict[str, Any]:
         """What a deployment needs to rebuild the observation and apply the action (stored in exported policies).
