@@ -143,3 +143,27 @@ def test_sim2sim_of_a_flat_file_on_terrain_is_one_line(flat_run, tmp_path, capsy
     assert err.strip() == ("error: --terrain stairs_up: the policy file's scene is a plane (exported from an env "
                            "without generated terrain); export it with play.py --checkpoint RUN --terrain stairs_up "
                            "--level 4 --export-onnx FILE")
+
+
+def test_terrain_table_tool(rough_run, tmp_path):
+    """tools/terrain_table.py: a row per checkpoint, success per type and level, JSON and markdown (a subprocess:
+    tests do not import tools/)."""
+    out_json, out_md = tmp_path / "t.json", tmp_path / "t.md"
+    proc = subprocess.run([sys.executable, "-m", "tools.terrain_table", "--checkpoint", str(rough_run), "--episodes",
+                           "2", "--types", "stairs_up", "--levels", "5", "--json", str(out_json), "--markdown",
+                           str(out_md)], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(out_json.read_text())
+    assert result["episodes"] == 2 and result["medium_level"] == 5 and result["threshold"] == 0.8
+    [row] = result["checkpoints"]
+    assert row["task"] == "quadruped-rough" and row["iteration"] == 1
+    cell = row["by_level"]["stairs_up"]["5"]
+    assert cell["success"] in (0.0, 0.5, 1.0) and 0.0 <= cell["fall_rate"] <= 1.0
+    assert row["medium"]["stairs_up"] == cell["success"]
+    assert row["max_level"]["stairs_up"] == (5 if cell["success"] >= 0.8 else None)
+    table = out_md.read_text()
+    assert "| checkpoint | stairs_up |" in table and "| 5 |" in table and table in proc.stdout
+    proc = subprocess.run([sys.executable, "-m", "tools.terrain_table", "--checkpoint", str(rough_run), "--types",
+                           "stairs"], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == f"error: --types: stairs is not allowed; expected tile types among {TYPES}"
