@@ -4,6 +4,8 @@
     python play.py --checkpoint runs/quadruped-flat/<run> --video walk.mp4 --json eval.json
     python play.py --checkpoint runs/quadruped-flat/<run> --export-onnx policy.onnx --sim2sim policy.onnx
     python play.py --sim2sim policy.onnx --episodes 20                      # onnxruntime only, no checkpoint
+    python play.py --checkpoint runs/quadruped-rough/<run> --terrain stairs_up --level 5 --episodes 50
+    python play.py --checkpoint runs/quadruped-rough/<run> --terrain stairs_up --video stairs.mp4
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import argparse
 import json
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +39,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--export-onnx", help="write the policy (normalizer + actor) to this ONNX file, checked")
     p.add_argument("--export-jit", help="write the policy to this TorchScript file, checked")
     p.add_argument("--sim2sim", help="run this exported ONNX file with onnxruntime in plain MuJoCo / Gymnasium")
+    p.add_argument("--terrain", metavar="TYPE",
+                   help="locomotion: evaluate on the generated terrain's tiles of this type (flat, rough, slope_up, "
+                        "slope_down, stairs_up, stairs_down, obstacles, gaps) at --level: no curriculum, commands "
+                        "straight ahead at 0.5-0.8 m/s, 10 s episodes; adds terrain.success_rate (also with --sim2sim)")
+    p.add_argument("--level", type=int, help="terrain level of --terrain (default 5, the issue's medium: stairs 7 cm, "
+                                              "slopes 15 degrees, rough 4 cm)")
     p.add_argument("--wandb", action="store_true",
                    help="log the metrics (and the --video) to the W&B run of the checkpoint's run folder")
     p.add_argument("--debug", action="store_true", help="show tracebacks instead of one-line errors")
@@ -58,6 +67,7 @@ def validate(args: argparse.Namespace) -> None:
 
         if importlib.util.find_spec("wandb") is None:
             raise UserError("--wandb needs the wandb package: pip install -e '.[wandb]'")
+    validate_terrain(args)
     if args.checkpoint is None:
         for flag in ("task", "num_envs", "backend", "video", "viewer", "export_onnx", "export_jit", "wandb"):
             if getattr(args, flag):
@@ -80,6 +90,22 @@ def validate(args: argparse.Namespace) -> None:
             raise UserError("--backend=warp needs warp-lang and mujoco-warp: pip install -e '.[warp]'")
 
 
+def validate_terrain(args: argparse.Namespace) -> None:
+    """``--terrain TYPE`` names a tile type, ``--level`` comes with it (its upper bound is the run's)."""
+    from envs.terrain.config import MEDIUM_LEVEL, TILE_TYPES
+
+    if args.terrain is None:
+        if args.level is not None:
+            raise UserError(f"--level needs --terrain TYPE (one of {', '.join(TILE_TYPES)})")
+        return
+    if args.terrain not in TILE_TYPES:
+        raise UserError(f"--terrain={args.terrain} is not allowed; expected one of {', '.join(TILE_TYPES)}")
+    if args.level is None:
+        args.level = MEDIUM_LEVEL
+    if args.level < 0:
+        raise UserError(f"--level={args.level} is not allowed; expected an integer >= 0 (a terrain level)")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.video and not os.environ.get("DISPLAY"):
@@ -91,7 +117,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.sim2sim:
             from deploy.run import run as run_sim2sim
 
-            result = run_sim2sim(args.sim2sim, args.episodes, args.seed)
+            result = run_sim2sim(args.sim2sim, args.episodes, args.seed, terrain_eval(args))
+            if args.terrain:
+                result["terrain"] = terrain_section(args.terrain, args.level, result)
             metrics = {**metrics, "sim2sim": result} if metrics else result
         report(metrics)
         if args.wandb:
@@ -124,22 +152,17 @@ def play(args: argparse.Namespace) -> dict[str, Any]:
 
     import torch
 
-    from configs.catalog import get_task
-    from rl_core import checkpoint as ckpt
+    from envs.tasks.locomotion_config import LocomotionEnvConfig
     from rl_core.evaluation import evaluate
-    from rl_core.modules.actor_critic import ActorCritic
 
-    path, data = ckpt.load_newest(args.checkpoint)
-    task = args.task or data["task"]
-    spec = get_task(task)
-    ckpt.check_task(data, task, str(path))
+    run = load_run(args.checkpoint, args.task)
+    path, data, task, spec, cfg = run.path, run.data, run.task, run.spec, run.cfg
     if args.wandb:
         _wandb_run_id(path)  # fail before the evaluation, not after it
-    cfg = ckpt.read_config(data, spec.default_config(), str(path))
     env_cfg = dataclasses.replace(cfg.env, num_envs=args.num_envs or max(1, min(args.episodes, cfg.env.num_envs)))
-    from envs.tasks.locomotion_config import LocomotionEnvConfig
-
     is_mujoco_task = isinstance(env_cfg, LocomotionEnvConfig)
+    if args.terrain:
+        env_cfg = on_terrain(env_cfg, task, args.terrain, args.level)
     if args.backend:
         if not is_mujoco_task:
             raise UserError(f"--backend applies to the MuJoCo locomotion tasks, not to the Gymnasium task {task}")
@@ -152,21 +175,85 @@ def play(args: argparse.Namespace) -> dict[str, Any]:
         raise UserError(f"--video-env={args.video_env} is not allowed; expected 0..{env_cfg.num_envs - 1}")
     env = spec.make_env(env_cfg.for_evaluation(), torch.device("cpu"))
     try:
-        ckpt.check_compatible(data, task, env, str(path))
-        policy = ActorCritic.for_env(env, cfg.policy)
-        policy.load_state_dict(data["policy"])
-        policy.eval()
+        policy = make_policy(run, env)
         export(args, task, data["iteration"], policy, env)
         if args.episodes == 0:
             return {"task": task, "checkpoint": str(path), "iteration": data["iteration"]}
         on_step, finish = recorder(args, env, is_mujoco_task)
         metrics = evaluate(policy, env, args.episodes, args.seed, on_step=on_step)
+        if args.terrain:
+            metrics["terrain"] = terrain_section(args.terrain, args.level, metrics)
         write_json(args, {"task": task, "checkpoint": str(path), "iteration": data["iteration"], **metrics})
         if finish is not None:  # writing the video can fail: the evaluation is on disk already
             finish()
     finally:
         env.close()
     return {"task": task, "checkpoint": str(path), "iteration": data["iteration"], **metrics}
+
+
+@dataclass(frozen=True)
+class Run:
+    """A loaded checkpoint: its file, contents, task (checked against it) and training config."""
+
+    path: Path
+    data: dict[str, Any]
+    task: str
+    spec: Any
+    """The task's ``envs.registry.TaskSpec``."""
+    cfg: Any
+    """The run's ``TrainConfig`` (the checkpoint's config over the task's defaults)."""
+
+
+def load_run(checkpoint: str, task: str | None = None) -> Run:
+    """The newest checkpoint of ``checkpoint`` (a file or run folder); ``task`` None: the checkpoint's own."""
+    from configs.catalog import get_task
+    from rl_core import checkpoint as ckpt
+
+    path, data = ckpt.load_newest(checkpoint)
+    task = task or data["task"]
+    spec = get_task(task)
+    ckpt.check_task(data, task, str(path))
+    return Run(path, data, task, spec, ckpt.read_config(data, spec.default_config(), str(path)))
+
+
+def make_policy(run: Run, env: Any) -> Any:
+    """The checkpoint's policy for ``env`` (checked compatible), in evaluation mode."""
+    from rl_core import checkpoint as ckpt
+    from rl_core.modules.actor_critic import ActorCritic
+
+    ckpt.check_compatible(run.data, run.task, env, str(run.path))
+    policy = ActorCritic.for_env(env, run.cfg.policy)
+    policy.load_state_dict(run.data["policy"])
+    return policy.eval()
+
+
+def on_terrain(env_cfg: Any, task: str, tile_type: str, level: int) -> Any:
+    """``env_cfg`` evaluated on the tiles of ``tile_type`` at ``level`` (``LocomotionEnvConfig.on_terrain``; a
+    flat-trained policy's plane becomes the generated terrain); one-line errors for other tasks and levels."""
+    from envs.tasks.locomotion_config import LocomotionEnvConfig
+
+    if not isinstance(env_cfg, LocomotionEnvConfig):
+        raise UserError(f"--terrain applies to the MuJoCo locomotion tasks, not to task {task}")
+    levels = env_cfg.terrain.levels
+    if not 0 <= level < levels:
+        raise UserError(f"--level={level} is not allowed; expected an integer in [0, {levels - 1}] "
+                        f"(the run's env.terrain.levels is {levels})")
+    return env_cfg.on_terrain(tile_type, level)
+
+
+def terrain_section(tile_type: str, level: int, metrics: dict[str, Any]) -> dict[str, Any]:
+    """The JSON's ``terrain``: where the episodes ran and the share of them that got ``env.success_distance`` away."""
+    return {"type": tile_type, "level": level, "success_rate": metrics.get("success")}
+
+
+def terrain_eval(args: argparse.Namespace) -> Any:
+    """sim2sim's ``deploy.terrain.TerrainEval`` for ``--terrain`` (None without): play's evaluation commands."""
+    if args.terrain is None:
+        return None
+    from deploy.terrain import TerrainEval
+    from envs.tasks.locomotion_config import TERRAIN_EVAL_EPISODE_S, TERRAIN_EVAL_SPEED
+
+    return TerrainEval(args.terrain, args.level, TERRAIN_EVAL_SPEED, TERRAIN_EVAL_EPISODE_S)
 
 
 def export(args: argparse.Namespace, task: str, iteration: int, policy: Any, env: Any) -> None:
@@ -214,7 +301,15 @@ def report(metrics: dict[str, Any]) -> None:
             other = sim.get(name) if sim else None
             right = f" {other:12.4f}" if isinstance(other, (int, float)) else ""
             print(f"  {name:26s} {value:20.4f}{right}")
+    terrain = metrics.get("terrain") or (sim or {}).get("terrain")
+    if terrain is not None:
+        rates = [m["terrain"]["success_rate"] for m in (metrics, sim or {}) if m.get("terrain")]
+        print(f"  terrain {terrain['type']} level {terrain['level']}: success rate "
+              + " | ".join("-" if r is None else f"{r:.2f}" for r in rates)
+              + ("  (play | sim2sim)" if len(rates) == 2 else ""))
     for key, rows in metrics.get("by_command", {}).items():
+        if rows and rows[0]["low"] == rows[-1]["high"]:  # a fixed command (--terrain: no sideways, no turning)
+            continue
         sim_rows = sim["by_command"][key] if sim else None
         print(f"  by commanded {key}: steps, lin_vel / yaw_rate tracking error" + ("  | sim2sim" if sim_rows else ""))
         for b, r in enumerate(rows):

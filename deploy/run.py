@@ -6,18 +6,22 @@ from pathlib import Path
 from typing import Any
 
 from deploy.onnx_policy import OnnxPolicy
+from deploy.terrain import TerrainEval
 from rl_core.errors import UserError
 
 
-def run(path: str | Path, episodes: int, seed: int) -> dict[str, Any]:
-    """Locomotion policies (metadata ``scene_mjb``) run in plain MuJoCo, Gymnasium ones (``env_id``) in Gymnasium."""
+def run(path: str | Path, episodes: int, seed: int, terrain_eval: TerrainEval | None = None) -> dict[str, Any]:
+    """Locomotion policies (metadata ``scene_mjb``) run in plain MuJoCo, Gymnasium ones (``env_id``) in Gymnasium;
+    ``terrain_eval``: a locomotion policy on one tile type at one level (``deploy/sim2sim.py``)."""
     policy = OnnxPolicy(path)
     meta = policy.metadata
     if "scene_mjb" in meta or "robot_xml" in meta:  # robot_xml: an older export (sim2sim says how to renew it)
         from deploy import sim2sim
 
-        metrics = sim2sim.run(policy, episodes, seed)
+        metrics = sim2sim.run(policy, episodes, seed, terrain_eval)
         where = "plain MuJoCo"
+    elif terrain_eval is not None:
+        raise UserError(f"--terrain applies to locomotion policies; policy file {path} is a Gymnasium policy")
     elif "env_id" in meta:
         from deploy import gym_loop
 

@@ -9,7 +9,14 @@ A policy that tracks well in training but not here depends on something only the
 Each episode starts standing at the default pose with a random heading; commands are drawn from the training
 ranges and redrawn every ``command_resample_s``; an episode ends on a forbidden contact, non-finite physics
 or the time limit. The metrics match ``play.py``'s: the tracking errors are averaged over each episode's
-steps, then over episodes, and also per command range.
+steps, then over episodes, and also per command range; ``success`` is the share of episodes whose base got
+``success_distance`` from its start (counted until a fall ends the episode).
+
+A policy of a generated terrain (metadata ``terrain``) walks on the same terrain: the stored scene's
+heightfield (``deploy/terrain.py``), with the height scan built from it (metadata ``height_scan``). Its
+episodes start on a random tile's centre, ``base_height`` above the ground there, and end as a time-out near
+the terrain's edge. With a ``TerrainEval`` (play.py ``--terrain TYPE --level L``) they start on the tiles of
+that type at that level, in turn, with play.py's evaluation commands (straight ahead, no turning).
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ import mujoco
 import numpy as np
 
 from deploy.onnx_policy import OnnxPolicy
+from deploy.terrain import HeightMap, HeightScan, TerrainEval, tiles, yaw_of
 from rl_core import breakdown
 from rl_core.errors import UserError
 
@@ -48,6 +56,12 @@ class PlainMujocoRobot:
         by_joint = {int(self.model.actuator_trnid[a, 0]): a for a in range(self.model.nu)}
         self.actuators = np.array([by_joint[j.id] for j in joints])
         self.forbidden = np.array([_force_adr(self.model, n) for n in meta["termination_contact_sensors"]], dtype=int)
+        self.ground = HeightMap(self.model)
+        layout = [name for name, _ in meta["obs_layout"]]
+        if "height_scan" in layout and "height_scan" not in meta:
+            raise UserError("sim2sim: the observation has a height_scan but the metadata no height_scan grid; "
+                            "re-export it with play.py --checkpoint RUN --export-onnx")
+        self.scan = HeightScan(meta["height_scan"], self.ground) if "height_scan" in layout else None
         self.default = np.array(meta["default_joint_pos"])
         self.scales = {name: np.asarray(v, dtype=np.float64) for name, v in meta["obs_scales"].items()}
         for name, _ in meta["obs_layout"]:
@@ -56,10 +70,12 @@ class PlainMujocoRobot:
         self.last_action = np.zeros(len(joints))
         self.commands = np.zeros(3)
 
-    def reset(self, yaw: float) -> None:
+    def reset(self, yaw: float, start: tuple[float, float] = (0.0, 0.0)) -> None:
+        """Standing at the default pose at ``start`` (x, y), ``base_height`` above the ground there, facing ``yaw``."""
         mujoco.mj_resetData(self.model, self.data)
         b = self.base_q
-        self.data.qpos[b:b + 3] = [0.0, 0.0, self.meta["base_height"]]
+        ground = float(self.ground.height(np.array(start)))
+        self.data.qpos[b:b + 3] = [start[0], start[1], ground + self.meta["base_height"]]
         self.data.qpos[b + 3:b + 7] = [np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)]
         self.data.qpos[self.qpos_adr] = self.default
         mujoco.mj_forward(self.model, self.data)
@@ -78,7 +94,13 @@ class PlainMujocoRobot:
         values = {"base_lin_vel": lin, "base_ang_vel": ang, "projected_gravity": grav, "commands": self.commands,
                   "joint_pos": self.data.qpos[self.qpos_adr] - self.default, "joint_vel": self.data.qvel[self.dof_adr],
                   "last_actions": self.last_action}
+        if self.scan is not None:
+            values["height_scan"] = self.scan(self.data.qpos[self.base_q:self.base_q + 3],
+                                              yaw_of(self.data.qpos[self.base_q + 3:self.base_q + 7]))
         return np.concatenate([values[name] * self.scales.get(name, 1.0) for name, _ in self.meta["obs_layout"]])
+
+    def base_xy(self) -> np.ndarray:
+        return self.data.qpos[self.base_q:self.base_q + 2].copy()
 
     def act(self, action: np.ndarray) -> None:
         clip = self.meta["action_clip"]
@@ -108,35 +130,52 @@ def _force_adr(model: mujoco.MjModel, sensor: str) -> int:
     return int(model.sensor_adr[s.id]) + (1 if s.type[0] == mujoco.mjtSensor.mjSENS_CONTACT else 0)
 
 
-def _sample_commands(rng: np.random.Generator, meta: dict[str, Any]) -> np.ndarray:
-    cmd = np.array([rng.uniform(*meta["command_ranges"][name]) for name in COMMANDS])
-    if np.linalg.norm(cmd[:2]) < meta["command_min_lin_vel"]:
+def _sample_commands(rng: np.random.Generator, ranges: dict[str, Any], min_lin_vel: float) -> np.ndarray:
+    cmd = np.array([rng.uniform(*ranges[name]) for name in COMMANDS])
+    if np.linalg.norm(cmd[:2]) < min_lin_vel:
         cmd[:2] = 0.0
     return cmd
 
 
-def run(policy: OnnxPolicy, episodes: int, seed: int) -> dict[str, Any]:
-    """Evaluate ``policy`` for ``episodes`` episodes in plain MuJoCo; returns play.py's locomotion metrics."""
+def run(policy: OnnxPolicy, episodes: int, seed: int, terrain_eval: TerrainEval | None = None) -> dict[str, Any]:
+    """Evaluate ``policy`` for ``episodes`` episodes in plain MuJoCo; returns play.py's locomotion metrics
+    (``terrain_eval``: on one tile type at one level, see the module docstring)."""
     meta = policy.metadata
     robot = PlainMujocoRobot(meta)
+    starts = tiles(meta, terrain_eval)
     rng = np.random.default_rng(seed)
     dt = meta["control_dt"]
-    max_steps = int(np.ceil(meta["episode_length_s"] / dt))
-    resample = max(1, round(meta["command_resample_s"] / dt))
-    edges = {name: breakdown.edges(*meta["command_ranges"][name]) for name in COMMANDS}
+    if terrain_eval is None:
+        ranges, min_lin_vel, episode_s = meta["command_ranges"], meta["command_min_lin_vel"], meta["episode_length_s"]
+        resample = max(1, round(meta["command_resample_s"] / dt))
+    else:
+        ranges = {"lin_vel_x": list(terrain_eval.lin_vel_x), "lin_vel_y": [0.0, 0.0], "yaw_rate": [0.0, 0.0]}
+        min_lin_vel, episode_s = 0.0, terrain_eval.episode_length_s
+        resample = 0  # one command per episode
+    max_steps = int(np.ceil(episode_s / dt))
+    success_distance = meta.get("success_distance")
+    edges = {name: breakdown.edges(*ranges[name]) for name in COMMANDS}
     counts = {k: np.zeros(len(e) - 1) for k, e in edges.items()}
     sums = {k: {m: np.zeros(len(e) - 1) for m in ("lin_vel_tracking_error", "yaw_rate_tracking_error")}
             for k, e in edges.items()}
-    lengths, falls, lin_means, yaw_means = [], [], [], []
-    for _ in range(episodes):
-        robot.reset(rng.uniform(-np.pi, np.pi))
+    lengths, falls, lin_means, yaw_means, successes = [], [], [], [], []
+    for k in range(episodes):
+        yaw = rng.uniform(-np.pi, np.pi)
+        if len(starts) == 1:  # a plane: no draw, so flat policies see the same episodes as before
+            start = starts[0]
+        else:
+            start = starts[k % len(starts)] if terrain_eval is not None else starts[int(rng.integers(len(starts)))]
+        robot.reset(yaw, start)
         policy.reset()  # a recurrent policy starts every episode from the zero state
-        robot.commands = _sample_commands(rng, meta)
-        lin_sum = yaw_sum = 0.0
-        fell, t = False, 0
-        while t < max_steps and not fell:
+        robot.commands = _sample_commands(rng, ranges, min_lin_vel)
+        lin_sum = yaw_sum = travelled = 0.0
+        fell, outside, t = False, False, 0
+        while t < max_steps and not fell and not outside:
             robot.act(policy(robot.observe())[0])
             t += 1
+            xy = robot.base_xy()
+            travelled = max(travelled, float(np.hypot(xy[0] - start[0], xy[1] - start[1])))
+            outside = robot.ground.outside(xy)
             lin, ang, _ = robot.body_frame()
             errs = {"lin_vel_tracking_error": float(np.linalg.norm(robot.commands[:2] - lin[:2])),
                     "yaw_rate_tracking_error": float(abs(robot.commands[2] - ang[2]))}
@@ -148,17 +187,24 @@ def run(policy: OnnxPolicy, episodes: int, seed: int) -> dict[str, Any]:
                 for m, e in errs.items():
                     sums[key][m][b] += e
             fell = robot.fell()
-            if t % resample == 0 and not fell:
-                robot.commands = _sample_commands(rng, meta)
+            if resample and t % resample == 0 and not fell:
+                robot.commands = _sample_commands(rng, ranges, min_lin_vel)
         lengths.append(t)
         falls.append(float(fell))
         lin_means.append(lin_sum / t)
         yaw_means.append(yaw_sum / t)
-    return {"episodes": episodes, "mean_episode_length": float(np.mean(lengths)), "fall_rate": float(np.mean(falls)),
-            "lin_vel_tracking_error": float(np.mean(lin_means)), "yaw_rate_tracking_error": float(np.mean(yaw_means)),
-            "by_command": {k: breakdown.rows(edges[k], counts[k].tolist(), {m: s.tolist() for m, s in sums[k].items()})
-                           for k in edges}}
+        if success_distance is not None:
+            successes.append(float(travelled >= success_distance))
+    out: dict[str, Any] = {
+        "episodes": episodes, "mean_episode_length": float(np.mean(lengths)), "fall_rate": float(np.mean(falls)),
+        "lin_vel_tracking_error": float(np.mean(lin_means)), "yaw_rate_tracking_error": float(np.mean(yaw_means))}
+    if successes:
+        out["success"] = float(np.mean(successes))
+    out["by_command"] = {k: breakdown.rows(edges[k], counts[k].tolist(), {m: s.tolist() for m, s in sums[k].items()})
+                         for k in edges}
+    return out
 
 
-_TERMS = ("base_lin_vel", "base_ang_vel", "projected_gravity", "commands", "joint_pos", "joint_vel", "last_actions")
+_TERMS = ("base_lin_vel", "base_ang_vel", "projected_gravity", "commands", "joint_pos", "joint_vel", "last_actions",
+          "height_scan")
 """Observation terms this check knows how to build."""

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from rl_core.env_api import SimulatedRobot
+from rl_core.errors import UserError
 
 Callbacks = tuple[Callable[[int], None], Callable[[], None]]
 
@@ -23,12 +24,15 @@ def locomotion_video(env: SimulatedRobot, path: str, index: int, seconds: float)
     from envs.video import VideoRecorder, save_gait_plot
 
     steps = int(seconds / env.dt)
-    video = VideoRecorder(env.model, camera=env.robot.camera)
+    videos: list[VideoRecorder] = []  # made at the first frame, when the robot stands where it is filmed
     contacts, commands, velocities = [], [], []
 
     def on_step(t: int) -> None:
         if t >= steps:
             return
+        if not videos:
+            videos.append(VideoRecorder(env.render_model(index), camera=env.robot.camera))
+        video = videos[0]
         r = env.physics.read()
         k = env.kinematics(r)
         cmd = env.commands[index].cpu().numpy()
@@ -42,8 +46,10 @@ def locomotion_video(env: SimulatedRobot, path: str, index: int, seconds: float)
         velocities.append(vel)
 
     def finish() -> None:
-        out = video.save(path, fps=1.0 / env.dt)
-        video.close()
+        if not videos:
+            raise UserError(f"--video={path}: no step was filmed (the evaluation ended before its first step)")
+        out = videos[0].save(path, fps=1.0 / env.dt)
+        videos[0].close()
         plot = save_gait_plot(np.array(contacts), env.dt, env.robot.foot_names, np.array(commands), np.array(velocities),
                               Path(path).with_suffix(".png"))
         print(f"wrote {out} and {plot}")

@@ -139,6 +139,11 @@ class SimulatedRobot(Protocol):
         """Body-frame velocities and the other derived quantities of a physics readout."""
         ...
 
+    def render_model(self, index: int) -> Any:
+        """The MuJoCo model to film env ``index`` with from now on: ``model``, or one with the same joints and a
+        lighter floor around the robot (a large heightfield takes a software renderer seconds per frame)."""
+        ...
+
 
 @runtime_checkable
 class Symmetric(Protocol):

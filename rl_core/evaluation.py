@@ -6,7 +6,10 @@ may report per-step metrics in ``info["metrics"]`` (name -> ``[N]`` tensor); eac
 episode's steps, then over episodes. ``fall_rate`` is the fraction of episodes that ended by termination
 rather than by the time limit. Recurrent policies carry their actor state across steps and start every episode
 (per env) from the zero state. Envs that report ``info["breakdown"]`` and ``breakdown_edges`` (see
-``rl_core.breakdown``) also get the metrics per command range, under ``by_command``.
+``rl_core.breakdown``) also get the metrics per command range, under ``by_command``. Values an env reports in
+``info["episode_stats"]`` (name -> ``[N]``, the value of each episode that ends at that step, NaN elsewhere: a
+locomotion task's ``success``) are kept with the episode that ended; each is averaged over the chosen episodes
+that have a value (an episode whose value is NaN does not count for that name).
 """
 
 from __future__ import annotations
@@ -57,10 +60,12 @@ def evaluate(policy: ActorCritic, env: VecEnv, episodes: int, seed: int, max_ste
         if state is not None:  # the next observation of a finished env starts a new episode
             state.masked_fill_(done.view(1, 1, -1, 1), 0.0)
         if bool(done.any()):  # evaluation is not the training hot loop: a sync per step is fine here
+            stats = {_STAT + k: v.reshape(-1).tolist() for k, v in info.get("episode_stats", {}).items()}
             for i in done.nonzero().flatten().tolist():
                 if finished[i] < quota:
                     values = {k: (v[i] if k == "return" else v[i] / ep_len[i]).item() for k, v in sums.items()}
                     values.update(length=ep_len[i].item(), fell=float(term[i]))
+                    values.update({k: v[i] for k, v in stats.items() if not math.isnan(v[i])})
                     records.append((int(finished[i]), i, values))
             finished += done
             for v in sums.values():
@@ -78,9 +83,16 @@ def evaluate(policy: ActorCritic, env: VecEnv, episodes: int, seed: int, max_ste
     for name in sums:
         if name != "return":
             out[name] = sum(r[name] for r in chosen) / n
+    for name in dict.fromkeys(k for r in chosen for k in r if k.startswith(_STAT)):
+        have = [r[name] for r in chosen if name in r]
+        out[name.removeprefix(_STAT)] = sum(have) / len(have)
     if bins.edges:
         out["by_command"] = bins.result()
     return out
+
+
+_STAT = "episode_stats/"
+"""Prefix of an episode record's ``info["episode_stats"]`` values (kept apart from the per-step metrics)."""
 
 
 class _BinnedMetrics:

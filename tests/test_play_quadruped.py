@@ -44,8 +44,8 @@ def test_play_writes_locomotion_metrics_video_and_gait_plot(checkpoint, tmp_path
     assert metrics["episodes"] == 4
     swing = {f"swing_{leg}_foot" for leg in ("FR", "FL", "RR", "RL")}  # each foot's fraction of steps in the air
     assert set(metrics) == {"task", "checkpoint", "iteration", "episodes", "mean_episode_return", "mean_episode_length",
-                            "fall_rate", "lin_vel_tracking_error", "yaw_rate_tracking_error", "by_command"} | swing
-    assert all(0.0 <= metrics[k] <= 1.0 for k in swing)
+                            "fall_rate", "lin_vel_tracking_error", "yaw_rate_tracking_error", "by_command", "success"} | swing
+    assert all(0.0 <= metrics[k] <= 1.0 for k in swing | {"success"})  # success: the env's episode_stats
     for key in ("mean_episode_return", "mean_episode_length", "fall_rate", "lin_vel_tracking_error",
                 "yaw_rate_tracking_error"):
         assert isinstance(metrics[key], float)

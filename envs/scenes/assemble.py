@@ -61,9 +61,11 @@ def _collides(model: mujoco.MjModel, g: int) -> bool:
 
 
 def build(robot: RobotSpec, collisions: str = "full", solver_iterations: int | None = None,
-          ls_iterations: int | None = None, terrain: Terrain | None = None) -> ResolvedRobot:
+          ls_iterations: int | None = None, terrain: Terrain | None = None,
+          floor_window: tuple[float, float, float] | None = None) -> ResolvedRobot:
     """The compiled scene with ``robot`` attached, and every index the task needs (see module docstring);
-    ``terrain``: a generated terrain as the floor (``envs/scenes/terrain.py``) instead of the plane."""
+    ``terrain``: a generated terrain as the floor (``envs/scenes/terrain.py``) instead of the plane;
+    ``floor_window`` (x, y, half): only its part around (x, y) (for rendering)."""
     rspec, m0 = load_robot_spec(robot)
     name = robot.name
     bodies = _names(m0, mujoco.mjtObj.mjOBJ_BODY, m0.nbody)
@@ -153,7 +155,7 @@ def build(robot: RobotSpec, collisions: str = "full", solver_iterations: int | N
 
     # ---- attach the scene (its names get SCENE_PREFIX; the robot's names and options stay as in its file)
     scene = rspec
-    attach_scene(scene, flat_scene() if terrain is None else terrain_scene(terrain))
+    attach_scene(scene, flat_scene() if terrain is None else terrain_scene(terrain, floor_window))
 
     # ---- task sensing, added programmatically
     for f, g in zip(foot_names, foot_geoms):

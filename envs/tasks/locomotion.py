@@ -14,7 +14,7 @@ from __future__ import annotations
 import base64
 import math
 import zlib
-from dataclasses import fields
+from dataclasses import asdict, fields
 from typing import Any
 
 import mujoco
@@ -51,6 +51,9 @@ COMMANDS = ("lin_vel_x", "lin_vel_y", "yaw_rate")
 """Command components in order (body-frame m/s, m/s, rad/s)."""
 RANDOMIZED_FIELDS = ("geom_friction", "body_mass", "actuator_gainprm", "actuator_biasprm")
 """Model fields that get per-env values."""
+RENDER_WINDOW_TILES = 1.5
+"""A video on a generated terrain shows the floor within this many tiles (per axis) of where the robot started
+to be filmed: 12 m with 8 m tiles, more than a 10 s evaluation episode walks."""
 
 
 def columns(addresses: tuple[int, ...], device: torch.device) -> slice | torch.Tensor:
@@ -433,6 +436,18 @@ class LocomotionEnv:
     def close(self) -> None:
         pass
 
+    def render_model(self, index: int) -> mujoco.MjModel:
+        """The model to film env ``index`` with from now on: on a generated terrain the same scene with only the
+        floor within ``RENDER_WINDOW_TILES`` tiles of the robot's base (the full heightfield costs a software
+        renderer seconds per frame); on a plane the simulated model."""
+        if self.terrain is None:
+            return self.model
+        cfg = self.cfg
+        x, y = self.physics.read().qpos[index, self._base_pos.start:self._base_pos.start + 2].tolist()
+        window = (x, y, RENDER_WINDOW_TILES * self.terrain.tile_size)
+        return build(self.robot.spec, cfg.collisions, cfg.solver_iterations, cfg.ls_iterations, self.terrain,
+                     window).model
+
     def export_metadata(self) -> dict[str, Any]:
         """What a deployment needs to rebuild the observation and apply the action (stored in exported policies).
 
@@ -443,7 +458,8 @@ class LocomotionEnv:
         """
         s, cfg, rb = OBS_SCALES, self.cfg, self.robot
         # sim2sim simulates every collision: the scene is rebuilt with collisions=full if training used feet only
-        scene = rb if cfg.collisions == "full" else build(rb.spec, "full", cfg.solver_iterations, cfg.ls_iterations)
+        scene = rb if cfg.collisions == "full" else build(rb.spec, "full", cfg.solver_iterations, cfg.ls_iterations,
+                                                          self.terrain)
         return {
             "robot": rb.spec.name,
             "scene_mjb": scene_bytes(scene.model),
@@ -452,7 +468,8 @@ class LocomotionEnv:
             "obs_layout": [list(item) for item in self.obs_layout],
             "obs_scales": {"base_lin_vel": s["lin_vel"], "base_ang_vel": s["ang_vel"], "projected_gravity": 1.0,
                            "commands": self.cmd_scale.tolist(), "joint_pos": s["joint_pos"],
-                           "joint_vel": s["joint_vel"], "last_actions": 1.0, "height_scan": s["height_scan"]},
+                           "joint_vel": s["joint_vel"], "last_actions": 1.0,
+                           **({"height_scan": s["height_scan"]} if cfg.height_scan.enabled else {})},
             "joint_names": list(rb.joint_names),
             "default_joint_pos": list(rb.default_joint_pos),
             "action_scale": rb.spec.action_scale,
@@ -471,7 +488,26 @@ class LocomotionEnv:
             "collisions": cfg.collisions,  # what the policy was trained with (sim2sim simulates every collision)
             "termination_contact_sensors": list(scene.termination_sensors),
             "contact_force_threshold": cfg.contact_force_threshold,
+            "success_distance": cfg.success_distance,
+            **self._terrain_metadata(),
         }
+
+    def _terrain_metadata(self) -> dict[str, Any]:
+        """The height scan's grid (``height_scan``: points, extents, offset, clip; the scan observation is
+        ``clip(base z - ground z at each point - offset)``, points in the base's yaw frame) and the generated
+        terrain's tiles (``terrain``: its config, tile size, each column's type and each tile's start point
+        ``origins [levels][columns][x, y, z]``); the heights themselves are the scene's heightfield."""
+        out: dict[str, Any] = {}
+        scan = self.cfg.height_scan
+        if scan.enabled:
+            out["height_scan"] = {"points_x": scan.points_x, "points_y": scan.points_y, "size_x": scan.size_x,
+                                  "size_y": scan.size_y, "offset": scan.offset, "clip": scan.clip}
+        if self.terrain is not None:
+            t = self.terrain
+            out["terrain"] = {"config": asdict(self.cfg.terrain), "tile_size": t.tile_size, "levels": t.levels,
+                              "columns": t.columns, "column_types": list(t.column_types),
+                              "origins": t.origins.astype(float).tolist()}
+        return out
 
     # ----------------------------------------------------------------------------------- checkpoint
     def state_dict(self) -> dict[str, Any]:

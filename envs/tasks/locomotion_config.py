@@ -15,6 +15,11 @@ from rl_core.config import EnvConfig
 from rl_core.config_io import check_types, require
 
 Range = tuple[float, float]
+TERRAIN_EVAL_EPISODE_S = 12.0
+"""Episode length (s) of the evaluation on one tile type at one level (``on_terrain``; sim2sim's too): 4 m at
+0.5 m/s take 8 s, 12 s leave room for slowing down on steps."""
+TERRAIN_EVAL_SPEED: Range = (0.5, 0.8)
+"""Forward speed command range (m/s) of that evaluation: straight ahead, no sideways motion, no turning."""
 
 
 def _check_range(value: Range, name: str) -> None:
@@ -271,11 +276,10 @@ class LocomotionEnvConfig(EnvConfig):
         return replace(self, randomize_initial_episode_length=False,
                        randomization=replace(self.randomization, push_interval_s=0.0))
 
-    def on_terrain(self, tile_type: str, level: int, episode_s: float = 12.0,
-                   speed: tuple[float, float] = (0.5, 0.8)) -> LocomotionEnvConfig:
+    def on_terrain(self, tile_type: str, level: int, episode_s: float = TERRAIN_EVAL_EPISODE_S,
+                   speed: Range = TERRAIN_EVAL_SPEED) -> LocomotionEnvConfig:
         """Evaluation on one tile type at one level: every column of that type, every env on that level (no
-        curriculum), straight-ahead commands at ``speed`` (m/s) with no turning, episodes of ``episode_s`` (4 m
-        at 0.5 m/s take 8 s: 12 s leave room for slowing down on steps)."""
+        curriculum), straight-ahead commands at ``speed`` (m/s) with no turning, episodes of ``episode_s``."""
         require(tile_type in TILE_TYPES, "--terrain", tile_type, "one of " + ", ".join(TILE_TYPES))
         require(0 <= level < self.terrain.levels, "--level", level, f"an integer in [0, {self.terrain.levels - 1}]")
         shares = {name: 1.0 if name == tile_type else 0.0 for name in TILE_TYPES}

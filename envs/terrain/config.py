@@ -15,6 +15,9 @@ from rl_core.config_io import check_types, require
 
 TILE_TYPES = ("flat", "rough", "slope_up", "slope_down", "stairs_up", "stairs_down", "obstacles", "gaps")
 """Tile types; ``up`` / ``down`` is what a robot starting on the tile's centre meets walking outwards."""
+MEDIUM_LEVEL = 5
+"""The issue's "medium" difficulty with the default per-level steps: stairs of 7 cm, slopes of 15 degrees, rough
+ground of 4 cm (play.py ``--terrain``'s default level)."""
 
 
 @dataclass(frozen=True)
