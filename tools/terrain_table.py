@@ -6,7 +6,7 @@
 
 For each checkpoint, type and level: play.py --terrain TYPE --level L's evaluation, in this process: one env of
 ``--episodes`` envs, one episode each, on every tile of that type at that level (no curriculum, commands
-straight ahead at 0.5-0.8 m/s, 10 s episodes); its success rate is the share of episodes whose base got
+straight ahead at 0.5-0.8 m/s, 12 s episodes); its success rate is the share of episodes whose base got
 ``env.success_distance`` (4 m) from its start. Per checkpoint and type: the success at the issue's "medium"
 level (5) and the highest level evaluated with a success rate >= ``--threshold`` (80%). A flat-trained policy
 is evaluated on the same generated terrain (it sees no height scan).
