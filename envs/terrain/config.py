@@ -91,8 +91,11 @@ class TerrainConfig:
     """gaps: gap width per level (m)."""
     curriculum: bool = True
     """Move each env's level up or down at its resets (legged_gym's rule); false: levels stay as drawn."""
-    max_init_level: int = 4
-    """At the start envs draw a level uniformly in [0, max_init_level] (curriculum) or over all levels (none)."""
+    max_init_level: int = 0
+    """At the start envs draw a level uniformly in [0, max_init_level] (curriculum) or over all levels (none).
+    0: every robot first learns to walk on the flat level 0 of its tile type (legged_gym starts ANYmal at up to
+    5; our quadruped starting at up to 4 still stood still after 210 iterations, 0.52 m/s tracking error, while
+    the same config on a plane reached 0.19 m/s at iteration 129)."""
     fixed_level: Optional[int] = None
     """Every env on this level, curriculum off (evaluation on one difficulty); null: levels as drawn."""
     spawn_radius: float = 0.5
