@@ -36,6 +36,7 @@ from envs.tasks.locomotion_config import LocomotionEnvConfig
 from envs.tasks.rotations import from_yaw, rotate_inverse
 from envs.terrain.generator import generate
 from envs.terrain.ground import Ground, yaw_of
+from envs.terrain.spawn import spawn_lift
 from rl_core import breakdown
 from rl_core.errors import UserError
 from rl_core.env_api import ActionSpec, Obs, StepInfo
@@ -96,6 +97,12 @@ class LocomotionEnv:
         self.generator = torch.Generator(dev)
         scan = cfg.height_scan
         self.ground = Ground(cfg.terrain, self.terrain, scan, N, dev, self.generator)
+        lift = 0.0 if self.terrain is None else spawn_lift(
+            self.model, rb.base_qpos_adr, rb.joint_qpos_adr, rb.default_joint_pos,
+            cfg.randomization.init_joint_scale, rb.spec.base_height)
+        self.spawn_height = rb.spec.base_height + lift
+        """Start height of the base above the ground under it (m): the spec's ``base_height``, on generated terrain
+        raised until no collision geom starts inside the heightfield (``envs/terrain/spawn.py``)."""
         P = scan.num_points if scan.enabled else 0
         self.obs_layout = tuple(zip(OBS_TERMS, (3, 3, 3, 3, J, J, J))) + ((("height_scan", P),) if P else ())
         self.obs_dims = {"policy": sum(n for _, n in self.obs_layout)}
@@ -269,7 +276,7 @@ class LocomotionEnv:
         N, rnd = self.num_envs, self.cfg.randomization
         qpos = self._qpos0.expand(N, -1).clone()
         qpos[:, self._base_pos] = self.ground.start_positions()
-        qpos[:, self._base_pos.start + 2] += self.robot.spec.base_height
+        qpos[:, self._base_pos.start + 2] += self.spawn_height
         qpos[:, self._base_quat] = from_yaw(self._uniform((N,), -math.pi, math.pi))
         qpos[:, self._joint_qpos] = self.default_joint_pos * self._uniform((N, self.num_joints), *rnd.init_joint_scale)
         qvel = torch.zeros(N, self.model.nv, device=self.device)
