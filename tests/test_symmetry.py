@@ -59,7 +59,8 @@ def test_standing_observation_is_its_own_mirror(task):
     env.physics.reset(torch.ones(N, dtype=torch.bool), qpos, qvel)
     env.commands.zero_()
     env.last_actions.zero_()
-    obs = env._observe(env.kinematics(env.physics.read()))
+    r = env.physics.read()
+    obs = env._observe(env.kinematics(r), r)["policy"]
     torch.testing.assert_close(env.mirror_obs(obs), obs, atol=1e-6, rtol=0.0)
 
 
@@ -88,7 +89,8 @@ def test_mirrored_quadruped_state_gives_the_mirrored_observation():
     env.last_actions.zero_()
     env.last_actions[0, fl] = 0.4
     env.last_actions[1, fr] = -0.4
-    obs = env._observe(env.kinematics(env.physics.read()))
+    r = env.physics.read()
+    obs = env._observe(env.kinematics(r), r)["policy"]
     torch.testing.assert_close(env.mirror_obs(obs[:1]), obs[1:2], atol=1e-5, rtol=0.0)
 
 

@@ -103,17 +103,24 @@ class Ground:
         """Ground height ``[...]`` at world points ``xy [..., 2]`` (bilinear in the height map; 0 on a plane)."""
         if self.heights is None:
             return torch.zeros(xy.shape[:-1], device=xy.device)
-        hmap = self.heights
-        f = (xy + self._border) * self._inv_scale
-        fx = f[..., 0].clamp(0, hmap.shape[0] - 1.001)
-        fy = f[..., 1].clamp(0, hmap.shape[1] - 1.001)
-        x0, y0 = fx.long(), fy.long()
+        return self._bilinear(xy[..., 0], xy[..., 1])
+
+    def _bilinear(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """Bilinear height map lookup at world coordinates ``x``, ``y`` (one shape). Four ``index_select`` on
+        the flat map: on the CPU a quarter of the time of ``map[index]`` / ``torch.take`` at scan sizes."""
+        assert self.heights is not None
+        nx, ny = self.heights.shape
+        fx = ((x + self._border) * self._inv_scale).clamp(0, nx - 1.001)
+        fy = ((y + self._border) * self._inv_scale).clamp(0, ny - 1.001)
+        x0, y0 = fx.floor(), fy.floor()  # >= 0: the integer parts
         tx, ty = fx - x0, fy - y0
-        width = hmap.shape[1]
-        flat = hmap.flatten()
-        i00 = x0 * width + y0
-        z00, z01 = flat[i00], flat[i00 + 1]
-        z10, z11 = flat[i00 + width], flat[i00 + width + 1]
+        i00 = (x0.long() * ny + y0.long()).flatten()
+        flat = self.heights.view(-1)
+
+        def at(offset: int) -> torch.Tensor:
+            return flat.index_select(0, i00 + offset if offset else i00).view(fx.shape)
+
+        z00, z01, z10, z11 = at(0), at(1), at(ny), at(ny + 1)
         return (1 - tx) * ((1 - ty) * z00 + ty * z01) + tx * ((1 - ty) * z10 + ty * z11)
 
     def scan(self, base_pos: torch.Tensor, yaw: torch.Tensor) -> torch.Tensor:
@@ -122,7 +129,8 @@ class Ground:
         px, py = self.scan_points[:, 0], self.scan_points[:, 1]
         wx = base_pos[:, 0:1] + c * px - s * py
         wy = base_pos[:, 1:2] + s * px + c * py
-        return base_pos[:, 2:3] - self.height(torch.stack([wx, wy], -1))
+        ground = torch.zeros_like(wx) if self.heights is None else self._bilinear(wx, wy)
+        return base_pos[:, 2:3] - ground
 
 
 def yaw_of(quat: torch.Tensor) -> torch.Tensor:
