@@ -366,3 +366,25 @@ def test_rough_k_plus_k_resumed_equals_2k_straight(tmp_path):
     for name in ("commands", "heading", "privileged"):
         assert torch.equal(getattr(straight.env, name), getattr(resumed.env, name)), name
     assert torch.equal(straight.env.physics.read().qpos, resumed.env.physics.read().qpos)
+
+
+def test_restarted_rows_observed_alone_on_the_cpu_equal_the_fixed_shape_observation():
+    """On the CPU the first observation of restarted envs is computed for their rows only; the fixed-shape path
+    (every row, then picked: GPUs) must give the same observations, bit for bit, and the same random stream."""
+    def rollout(fixed_shapes: bool) -> list[torch.Tensor]:
+        cfg = dataclasses.replace(ROUGH.env, num_envs=16, backend="native", episode_length_s=0.3)
+        env = get_task("quadruped-rough").make_env(cfg, CPU)
+        assert isinstance(env, LocomotionEnv)
+        if fixed_shapes:  # the GPU's path, on the CPU (empty masks still skipped: the same random stream)
+            env._cpu = False
+            env._needed = lambda mask: bool(mask.any())  # type: ignore[method-assign]
+        g = torch.Generator().manual_seed(1)
+        out = list(env.reset(seed=2).values())
+        for _ in range(40):
+            obs, rew, term, trunc, info = env.step(torch.randn(16, env.num_joints, generator=g))
+            out += [*obs.values(), rew, term | trunc]
+        return out
+
+    a, b = rollout(False), rollout(True)
+    assert all(torch.equal(x, y) for x, y in zip(a, b))
+    assert sum(int(x.sum()) for x in a[5::4]) > 16  # many restarts
