@@ -91,7 +91,8 @@ def test_mirrored_observation_of_a_mirrored_state():
     env.physics.reset(torch.tensor([True, True, False, False]), qpos, qvel)
     env.commands[0] = torch.tensor([0.5, 0.2, 0.8])
     env.commands[1] = torch.tensor([0.5, -0.2, -0.8])
-    obs = env._observe(env.kinematics(env.physics.read()))
+    r = env.physics.read()
+    obs = env._observe(env.kinematics(r), r)["policy"]
     assert torch.allclose(obs_m(obs[:1]), obs[1:2], atol=1e-6)
 
 
