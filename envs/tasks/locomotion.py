@@ -245,8 +245,9 @@ class LocomotionEnv:
         exact = torch.cat(terms, dim=1)
         obs = exact
         if cfg.noise.scale > 0:
-            shape = (self.num_envs, exact.shape[1])
-            obs = obs + own(2.0 * torch.rand(shape, generator=self.generator, device=self.device) - 1.0) * self.noise_vec
+            shape = (self.num_envs, exact.shape[1])  # (2 u - 1) x noise_vec, in place on the fresh draw
+            noise = torch.rand(shape, generator=self.generator, device=self.device).mul_(2.0).sub_(1.0).mul_(self.noise_vec)
+            obs = obs + own(noise)
             if cfg.height_scan.enabled:  # the noisy scan stays within the clip (obs is a new tensor here)
                 c = cfg.height_scan.clip
                 obs[:, -self.ground.scan_points.shape[0]:].clamp_(-c, c)
