@@ -8,8 +8,9 @@ import dataclasses
 import pytest
 import torch
 
+from configs.catalog import get_task
 from envs.robots.quadruped import LEGS, QUADRUPED
-from envs.tasks.locomotion import LocomotionEnv
+from envs.tasks.locomotion import PRIVILEGED_TERMS, LocomotionEnv
 from envs.tasks.locomotion_config import LocomotionEnvConfig
 from rl_core.env_api import VecEnv
 from tests.locomotion_tasks import LOCOMOTION_TASKS, make_task_env
@@ -19,24 +20,38 @@ _NEEDS = {"mjx": "mujoco.mjx", "warp": "mujoco_warp"}
 N = 16
 
 
+def _on_terrain(task: str) -> bool:
+    return get_task(task).default_config().env.terrain.type == "generated"
+
+
 def _params() -> list:
-    """(task, backend) pairs: every registered locomotion task on every backend, in the default suite (MJX / Warp
-    marked ``mjx`` / ``warp``; their compiles add about a minute on the 2-core CPU)."""
+    """(task, backend, collisions) triples: every registered locomotion task on every backend, in the default
+    suite (MJX / Warp marked ``mjx`` / ``warp``; their compiles add about a minute on the 2-core CPU).
+
+    On generated terrain MJX runs with the feet colliding only, and with every collision under ``slow``: MJX
+    collides each geom with a fixed square of heightfield prisms sized by the geom's bounding radius (the
+    torso box: 10 x 10 cells, 200 prisms; each leg capsule 6 x 6; each foot 2 x 2), every substep, so the
+    full model steps about 50 times slower than on a plane (about 0.3 s per step of 16 envs on this CPU,
+    110 s for these tests), the feet alone as fast as on a plane."""
     out = []
     for task in LOCOMOTION_TASKS:
         name = task.rsplit("/", 1)[-1]
-        out.append(pytest.param((task, "native"), id=f"{name}-native"))
-        for backend in ("mjx", "warp"):
-            out.append(pytest.param((task, backend), id=f"{name}-{backend}", marks=getattr(pytest.mark, backend)))
+        out.append(pytest.param((task, "native", None), id=f"{name}-native"))
+        terrain = _on_terrain(task)
+        out.append(pytest.param((task, "mjx", "feet" if terrain else None), id=f"{name}-mjx" + "-feet" * terrain,
+                                marks=pytest.mark.mjx))
+        if terrain:
+            out.append(pytest.param((task, "mjx", None), id=f"{name}-mjx", marks=[pytest.mark.mjx, pytest.mark.slow]))
+        out.append(pytest.param((task, "warp", None), id=f"{name}-warp", marks=pytest.mark.warp))
     return out
 
 
 @pytest.fixture(scope="module", params=_params())
 def env(request):
-    task, backend = request.param
+    task, backend, collisions = request.param
     if backend in _NEEDS:
         pytest.importorskip(_NEEDS[backend])
-    e = make_task_env(task, num_envs=N, backend=backend)
+    e = make_task_env(task, num_envs=N, backend=backend, **({"collisions": collisions} if collisions else {}))
     yield e
     e.close()
 
@@ -54,15 +69,23 @@ def rollout(env: LocomotionEnv, seed: int, actions: list[torch.Tensor]) -> list[
     return out
 
 
+def expected_obs_dims(env: LocomotionEnv) -> dict[str, int]:
+    """12 + 3 x joints policy values, plus the height scan when enabled; the privileged critic adds its terms."""
+    scan = env.cfg.height_scan
+    policy = 12 + 3 * env.num_joints + (scan.num_points if scan.enabled else 0)
+    return {"policy": policy, **({"critic": policy + len(PRIVILEGED_TERMS)} if env.cfg.privileged_critic else {})}
+
+
 def test_shapes_dtypes_and_no_nan_after_many_random_steps(env):
     assert isinstance(env, VecEnv)
     J = env.num_joints
-    assert env.obs_dims == {"policy": 12 + 3 * J} and env.action_spec.n == J and not env.action_spec.discrete
+    assert env.obs_dims == expected_obs_dims(env) and env.action_spec.n == J and not env.action_spec.discrete
     obs = env.reset(seed=0)
-    assert obs["policy"].shape == (N, 12 + 3 * J) and obs["policy"].dtype == torch.float32
+    assert {g: o.shape for g, o in obs.items()} == {g: (N, n) for g, n in env.obs_dims.items()}
+    assert all(o.dtype == torch.float32 for o in obs.values())
     for a in random_actions(1, 150, J):
         obs, rew, term, trunc, info = env.step(a)
-        assert torch.isfinite(obs["policy"]).all() and torch.isfinite(rew).all()
+        assert all(torch.isfinite(o).all() for o in obs.values()) and torch.isfinite(rew).all()
     assert rew.shape == (N,) and rew.dtype == torch.float32
     assert term.dtype == torch.bool and trunc.dtype == torch.bool and term.shape == trunc.shape == (N,)
     assert all(v.dim() == 0 for v in info["log"].values())
@@ -90,10 +113,12 @@ def test_time_out_is_truncation_and_auto_reset_gives_a_fresh_state(env):
     # the returned observation is the first of the new episode; final_obs is the last of the old one
     assert not torch.allclose(obs["policy"][1:], info["final_obs"]["policy"][1:])
     J = env.num_joints
-    assert torch.allclose(obs["policy"][:, 12 + 2 * J:], torch.zeros(N, J))  # last actions zeroed (env 0's are 0 too)
+    assert torch.allclose(obs["policy"][:, 12 + 2 * J:12 + 3 * J], torch.zeros(N, J))  # last actions zeroed (env 0's too)
     qpos = env.physics.read().qpos
-    z = env.robot.base_qpos_adr + 2
-    assert torch.allclose(qpos[1:, z], torch.full((N - 1,), env.robot.spec.base_height))
+    b = env.robot.base_qpos_adr
+    ground = env.ground.height(qpos[1:, b:b + 2])  # 0 on the plane; the start tile's platform on terrain
+    assert torch.allclose(qpos[1:, b + 2], ground + env.spawn_height, atol=1e-5)
+    assert env.spawn_height == env.robot.spec.base_height or env.terrain is not None
 
 
 def first_two_terminate(env: LocomotionEnv, place) -> None:
@@ -117,7 +142,7 @@ def first_two_terminate(env: LocomotionEnv, place) -> None:
 
 def test_torso_on_the_ground_terminates_and_is_not_truncation(env):
     def upside_down_on_the_ground(qpos: torch.Tensor) -> None:
-        qpos[:2, 2] = 0.06
+        qpos[:2, 2] = env.ground.height(qpos[:2, :2]) + 0.06  # on terrain: above the ground at the start
         qpos[:2, 3:7] = torch.tensor([0.0, 1.0, 0.0, 0.0])
 
     first_two_terminate(env, upside_down_on_the_ground)

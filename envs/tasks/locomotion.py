@@ -36,6 +36,7 @@ from envs.tasks.locomotion_config import LocomotionEnvConfig
 from envs.tasks.rotations import from_yaw, rotate_inverse
 from envs.terrain.generator import generate
 from envs.terrain.ground import Ground, yaw_of
+from envs.terrain.spawn import spawn_lift
 from rl_core import breakdown
 from rl_core.errors import UserError
 from rl_core.env_api import ActionSpec, Obs, StepInfo
@@ -100,6 +101,12 @@ class LocomotionEnv:
         self.generator = torch.Generator(dev)
         scan = cfg.height_scan
         self.ground = Ground(cfg.terrain, self.terrain, scan, N, dev, self.generator)
+        lift = 0.0 if self.terrain is None else spawn_lift(
+            self.model, rb.base_qpos_adr, rb.joint_qpos_adr, rb.default_joint_pos,
+            cfg.randomization.init_joint_scale, rb.spec.base_height)
+        self.spawn_height = rb.spec.base_height + lift
+        """Start height of the base above the ground under it (m): the spec's ``base_height``, on generated terrain
+        raised until no collision geom starts inside the heightfield (``envs/terrain/spawn.py``)."""
         P = scan.num_points if scan.enabled else 0
         self.obs_layout = tuple(zip(OBS_TERMS, (3, 3, 3, 3, J, J, J))) + ((("height_scan", P),) if P else ())
         self.obs_dims = {"policy": sum(n for _, n in self.obs_layout)}
@@ -223,12 +230,18 @@ class LocomotionEnv:
         out = torch.zeros(force.shape[0], nb, device=force.device, dtype=force.dtype)
         return out.scatter_reduce(1, index.expand(force.shape[0], -1), force, reduce="amax")
 
-    def _observe(self, k: dict[str, torch.Tensor], r: PhysicsReadout) -> Obs:
-        """The policy observation (noisy; the scan clipped) and, with ``privileged_critic``, the critic's."""
+    def _observe(self, k: dict[str, torch.Tensor], r: PhysicsReadout, rows: torch.Tensor | None = None) -> Obs:
+        """The policy observation (noisy; the scan clipped) and, with ``privileged_critic``, the critic's.
+        ``rows``: ``k`` and ``r`` hold these envs only (the noise is still drawn for all envs, so the random
+        stream and every observed value are those of a full observation)."""
         s, cfg = OBS_SCALES, self.cfg
-        terms = [k["lin_vel_b"] * s["lin_vel"], k["ang_vel_b"] * s["ang_vel"], k["gravity_b"], self.commands * self.cmd_scale,
-                 (k["joint_pos"] - self.default_joint_pos) * s["joint_pos"], k["joint_vel"] * s["joint_vel"],
-                 self.last_actions]
+
+        def own(x: torch.Tensor) -> torch.Tensor:  # task state of the observed envs
+            return x if rows is None else x[rows]
+
+        terms = [k["lin_vel_b"] * s["lin_vel"], k["ang_vel_b"] * s["ang_vel"], k["gravity_b"],
+                 own(self.commands) * self.cmd_scale, (k["joint_pos"] - self.default_joint_pos) * s["joint_pos"],
+                 k["joint_vel"] * s["joint_vel"], own(self.last_actions)]
         if cfg.height_scan.enabled:
             base = r.qpos[:, self._base_pos]
             scan = self.ground.scan(base, yaw_of(r.qpos[:, self._base_quat])) - cfg.height_scan.offset
@@ -236,17 +249,30 @@ class LocomotionEnv:
         exact = torch.cat(terms, dim=1)
         obs = exact
         if cfg.noise.scale > 0:
-            obs = obs + (2.0 * torch.rand(obs.shape, generator=self.generator, device=self.device) - 1.0) * self.noise_vec
-        if cfg.height_scan.enabled:  # the noisy scan stays within the clip
-            c = cfg.height_scan.clip * s["height_scan"]
-            obs = torch.cat([obs[:, :-self.ground.scan_points.shape[0]],
-                             obs[:, -self.ground.scan_points.shape[0]:].clamp(-c, c)], dim=1)
+            shape = (self.num_envs, exact.shape[1])  # (2 u - 1) x noise_vec, in place on the fresh draw
+            noise = torch.rand(shape, generator=self.generator, device=self.device).mul_(2.0).sub_(1.0).mul_(self.noise_vec)
+            obs = obs + own(noise)
+            if cfg.height_scan.enabled:  # the noisy scan stays within the clip (obs is a new tensor here)
+                c = cfg.height_scan.clip * s["height_scan"]
+                obs[:, -self.ground.scan_points.shape[0]:].clamp_(-c, c)
         out = {"policy": torch.nan_to_num(obs, nan=0.0, posinf=0.0, neginf=0.0)}
         if cfg.privileged_critic:
-            out["critic"] = torch.nan_to_num(torch.cat([exact, self.privileged], dim=1), nan=0.0, posinf=0.0,
+            out["critic"] = torch.nan_to_num(torch.cat([exact, own(self.privileged)], dim=1), nan=0.0, posinf=0.0,
                                              neginf=0.0)
         return out
 
+    def _restarted(self, done: torch.Tensor, final_obs: Obs) -> Obs:
+        """``final_obs`` with the rows of the envs just reset replaced by their first observation. On the CPU
+        only those rows are observed (reading the mask costs nothing there; the height scan of every env was
+        a third of the task logic's time on quadruped-rough); elsewhere all rows, at fixed shapes."""
+        r = self.physics.read()
+        if self._cpu:
+            rows = done.nonzero().squeeze(1)
+            sub = PhysicsReadout(r.qpos[rows], r.qvel[rows], r.sensordata[rows], r.actuator_force[rows])
+            fresh = self._observe(self.kinematics(sub), sub, rows)
+            return {g: final_obs[g].index_copy(0, rows, fresh[g]) for g in final_obs}
+        fresh = self._observe(self.kinematics(r), r)
+        return {g: torch.where(done.unsqueeze(1), fresh[g], final_obs[g]) for g in final_obs}
 
     def _sample_commands(self, mask: torch.Tensor) -> None:
         c = self.cfg.commands
@@ -273,7 +299,7 @@ class LocomotionEnv:
         N, rnd = self.num_envs, self.cfg.randomization
         qpos = self._qpos0.expand(N, -1).clone()
         qpos[:, self._base_pos] = self.ground.start_positions()
-        qpos[:, self._base_pos.start + 2] += self.robot.spec.base_height
+        qpos[:, self._base_pos.start + 2] += self.spawn_height
         qpos[:, self._base_quat] = from_yaw(self._uniform((N,), -math.pi, math.pi))
         qpos[:, self._joint_qpos] = self.default_joint_pos * self._uniform((N, self.num_joints), *rnd.init_joint_scale)
         qvel = torch.zeros(N, self.model.nv, device=self.device)
@@ -415,9 +441,7 @@ class LocomotionEnv:
         if self._needed(done):
             self.ground.update_levels(done, base_xy, commands, cfg.episode_length_s)
             self._reset_envs(done)
-            r2 = self.physics.read()
-            fresh = self._observe(self.kinematics(r2), r2)
-            obs = {g: torch.where(done.unsqueeze(1), fresh[g], final_obs[g]) for g in final_obs}
+            obs = self._restarted(done, final_obs)
 
         log = dict(zip((f"rew_{name}" for name in terms), stacked.mean(1).unbind()))  # one reduction, not one per term
         log.update(lin_vel_error=lin_err.mean(), yaw_rate_error=yaw_err.mean(), terminated=terminated.float().mean(),

@@ -27,7 +27,8 @@ class TerrainProportions:
     flat: float = 0.1
     """Flat ground."""
     rough: float = 0.1
-    """Random bumps (heights uniform within +-half the amplitude on a 0.2 m grid, interpolated)."""
+    """Random bumps (heights uniform within +-half the amplitude on a 0.2 m grid, interpolated; they fade in
+    over 0.2 m outside the flat centre platform)."""
     slope_up: float = 0.1
     """An inverted pyramid: flat centre platform, slopes rising outwards."""
     slope_down: float = 0.1

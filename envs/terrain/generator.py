@@ -106,7 +106,8 @@ def make_tile(kind: str, level: int, cfg: TerrainConfig, rng: np.random.Generato
         coarse_n = int(math.ceil(cfg.tile_size / ROUGH_GRID)) + 1
         coarse = rng.uniform(-amplitude / 2, amplitude / 2, size=(coarse_n, coarse_n))
         pos = np.arange(n) * h / ROUGH_GRID
-        tile = _bilinear(coarse, pos, pos)
+        # the bumps fade in over one rough grid step outside the platform (flat, no step at its edge)
+        tile = _bilinear(coarse, pos, pos) * np.clip(out / ROUGH_GRID, 0.0, 1.0)
         tile[[0, -1], :] = 0.0
         tile[:, [0, -1]] = 0.0
     elif kind in ("slope_up", "slope_down"):
@@ -128,6 +129,7 @@ def make_tile(kind: str, level: int, cfg: TerrainConfig, rng: np.random.Generato
             box = (cx >= x0) & (cx < x0 + w) & (cy >= y0) & (cy < y0 + d)
             tile[box] = rng.choice([-1.0, 1.0]) * rng.uniform(0.5, 1.0) * height
         tile[r < half_platform] = 0.0
+        tile[r >= cfg.tile_size / 2 - h] = 0.0  # blocks may reach the tile's edge: it stays at 0 like the others
     elif kind == "gaps":
         width = cfg.gap_per_level * level
         tile = np.where((r >= half_platform) & (r < half_platform + width), -GAP_DEPTH, 0.0)

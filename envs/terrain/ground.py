@@ -103,26 +103,41 @@ class Ground:
         """Ground height ``[...]`` at world points ``xy [..., 2]`` (bilinear in the height map; 0 on a plane)."""
         if self.heights is None:
             return torch.zeros(xy.shape[:-1], device=xy.device)
-        hmap = self.heights
-        f = (xy + self._border) * self._inv_scale
-        fx = f[..., 0].clamp(0, hmap.shape[0] - 1.001)
-        fy = f[..., 1].clamp(0, hmap.shape[1] - 1.001)
-        x0, y0 = fx.long(), fy.long()
-        tx, ty = fx - x0, fy - y0
-        width = hmap.shape[1]
-        flat = hmap.flatten()
-        i00 = x0 * width + y0
-        z00, z01 = flat[i00], flat[i00 + 1]
-        z10, z11 = flat[i00 + width], flat[i00 + width + 1]
-        return (1 - tx) * ((1 - ty) * z00 + ty * z01) + tx * ((1 - ty) * z10 + ty * z11)
+        return self._bilinear(xy[..., 0], xy[..., 1])
+
+    def _bilinear(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """Bilinear height map lookup at world coordinates ``x``, ``y`` (one shape; not modified). Four
+        ``index_select`` on the flat map (on the CPU a quarter of the time of ``map[index]`` / ``torch.take`` at
+        scan sizes) and the arithmetic in place on fresh temporaries (a scan of 1024 envs is 190k points: each
+        new temporary costs about as much as the operation): the values of the plain formula, bit for bit."""
+        assert self.heights is not None
+        nx, ny = self.heights.shape
+        fx = (x + self._border).mul_(self._inv_scale).clamp_(0, nx - 1.001)
+        fy = (y + self._border).mul_(self._inv_scale).clamp_(0, ny - 1.001)
+        x0, y0 = fx.floor(), fy.floor()  # >= 0: the integer parts
+        i00 = (x0.long() * ny).add_(y0.long()).flatten()
+        tx, ty = fx.sub_(x0), fy.sub_(y0)
+        flat = self.heights.view(-1)
+
+        def at(offset: int) -> torch.Tensor:
+            return flat.index_select(0, i00 + offset if offset else i00).view(tx.shape)
+
+        z00, z01, z10, z11 = at(0), at(1), at(ny), at(ny + 1)
+        # (1 - tx) * ((1 - ty) * z00 + ty * z01) + tx * ((1 - ty) * z10 + ty * z11)
+        uy = 1 - ty
+        near = z00.mul_(uy).add_(z01.mul_(ty))
+        far = z10.mul_(uy).add_(z11.mul_(ty))
+        return near.mul_(1 - tx).add_(far.mul_(tx))
 
     def scan(self, base_pos: torch.Tensor, yaw: torch.Tensor) -> torch.Tensor:
         """``[N, P]``: base height minus the ground height at each scan point (points turned by the base's yaw)."""
         c, s = torch.cos(yaw).unsqueeze(1), torch.sin(yaw).unsqueeze(1)
         px, py = self.scan_points[:, 0], self.scan_points[:, 1]
-        wx = base_pos[:, 0:1] + c * px - s * py
-        wy = base_pos[:, 1:2] + s * px + c * py
-        return base_pos[:, 2:3] - self.height(torch.stack([wx, wy], -1))
+        wx = (base_pos[:, 0:1] + c * px).sub_(s * py)
+        wy = (base_pos[:, 1:2] + s * px).add_(c * py)
+        if self.heights is None:
+            return base_pos[:, 2:3] - torch.zeros_like(wx)
+        return self._bilinear(wx, wy).neg_().add_(base_pos[:, 2:3])  # z - ground, exactly
 
 
 def yaw_of(quat: torch.Tensor) -> torch.Tensor:
