@@ -14,7 +14,7 @@ import torch
 
 from configs.catalog import get_task
 from envs.scenes.terrain import terrain_scene
-from envs.tasks.locomotion import LocomotionEnv
+from envs.tasks.locomotion import OBS_SCALES, LocomotionEnv
 from envs.terrain.config import TILE_TYPES, HeightScanConfig, TerrainConfig, TerrainProportions
 from envs.terrain.generator import Terrain, column_types, generate
 from envs.terrain.ground import Ground
@@ -269,11 +269,12 @@ def test_env_observes_the_scan_in_the_critic_exactly_and_in_the_policy_with_nois
     obs = env.reset(seed=0)
     scan = env.cfg.height_scan
     end = 12 + 3 * env.num_joints
-    expected = torch.full((4, scan.num_points), env.spawn_height - scan.offset)
+    scale = OBS_SCALES["height_scan"]
+    expected = torch.full((4, scan.num_points), (env.spawn_height - scan.offset) * scale)
     torch.testing.assert_close(obs["critic"][:, end:end + scan.num_points], expected, atol=1e-5, rtol=0)
     policy = obs["policy"][:, end:]
     assert policy.shape == (4, scan.num_points) and not torch.allclose(policy, expected)
-    assert ((policy - expected).abs() <= scan.noise * env.cfg.noise.scale + 1e-5).all()
+    assert ((policy - expected).abs() <= scan.noise * scale * env.cfg.noise.scale + 1e-5).all()
 
 
 # --------------------------------------------------------------------------------- spawning and the edge
