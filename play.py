@@ -42,7 +42,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--terrain", metavar="TYPE",
                    help="locomotion: evaluate on the generated terrain's tiles of this type (flat, rough, slope_up, "
                         "slope_down, stairs_up, stairs_down, obstacles, gaps) at --level: no curriculum, commands "
-                        "straight ahead at 0.5-0.8 m/s, 10 s episodes; adds terrain.success_rate (also with --sim2sim)")
+                        "straight ahead at 0.5-0.8 m/s, 12 s episodes; adds terrain.success_rate (also with --sim2sim)")
     p.add_argument("--level", type=int, help="terrain level of --terrain (default 5, the issue's medium: stairs 7 cm, "
                                               "slopes 15 degrees, rough 4 cm)")
     p.add_argument("--wandb", action="store_true",

@@ -1,12 +1,14 @@
-"""my_robot on flat ground, from this file alone: ``python train.py --task examples/my_robot/my_robot.py:flat``.
+"""my_robot on flat ground, from this file alone: ``python train.py --task examples/my_robot/my_robot.py:flat``
+(``:rough`` for generated terrain).
 
 The robot file (my_robot.xml) is used as it is: its motors are replaced by position servos on the named joints,
 and the scene adds the floor and every sensor the task needs. See docs/robots.md.
 """
 
+import dataclasses
 from pathlib import Path
 
-from configs.locomotion import flat_task
+from configs.locomotion import flat_task, rough_task
 from envs.robots.spec import ActuatorGroup, RobotSpec, SimOverrides
 
 MY_ROBOT = RobotSpec(
@@ -29,3 +31,7 @@ MY_ROBOT = RobotSpec(
 )
 
 flat = flat_task("my-robot-flat", MY_ROBOT)
+
+# On terrain the thighs brush stair edges: they are penalized instead of ending the episode.
+rough = rough_task("my-robot-rough", dataclasses.replace(MY_ROBOT, termination_contacts=("base",),
+                                                         penalized_contacts=(".*_thigh", ".*_calf")))
