@@ -389,3 +389,39 @@ def test_restarted_rows_observed_alone_on_the_cpu_equal_the_fixed_shape_observat
     a, b = rollout(False), rollout(True)
     assert all(torch.equal(x, y) for x, y in zip(a, b))
     assert sum(int(x.sum()) for x in a[5::4]) > 16  # many restarts
+
+
+# ------------------------------------------------------------------------------------------- host syncs
+def test_the_gpu_path_of_a_rough_step_has_no_host_sync():
+    """With the fixed-shape (GPU) path forced on the CPU, the task logic of quadruped-rough's steps (curriculum,
+    spawn, scan, heading commands, resets) calls nothing that copies a device value to the host; the native
+    physics backend's own numpy conversions are not counted (a GPU backend has none)."""
+    import sys
+
+    from torch.overrides import TorchFunctionMode
+
+    from tests.test_host_syncs import SYNCING
+
+    class TaskSyncs(TorchFunctionMode):
+        def __init__(self):
+            super().__init__()
+            self.calls: list[str] = []
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            name = getattr(func, "__name__", "")
+            caller = sys._getframe(1).f_code.co_filename
+            reduces = name in ("any", "all") and (len(args) > 1 or bool(kwargs and "dim" in kwargs))  # per row
+            if name in SYNCING and "envs/physics" not in caller and not reduces:
+                self.calls.append(f"{name} in {caller}:{sys._getframe(1).f_lineno}")
+            return func(*args, **(kwargs or {}))
+
+    env = rough_env(16, levels=2, columns=2)
+    env.cfg = dataclasses.replace(env.cfg, episode_length_s=0.2)  # episode ends (and curriculum moves) every 10 steps
+    env.max_episode_length = 10
+    env._cpu = False
+    env.reset(seed=0)
+    actions = torch.zeros(env.num_envs, env.num_joints)
+    with TaskSyncs() as mode:
+        for _ in range(25):
+            env.step(actions)
+    assert mode.calls == []
