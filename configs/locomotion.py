@@ -67,7 +67,7 @@ def rough_config(env: Optional[LocomotionEnvConfig] = None, gpu: Optional[bool] 
         base,
         policy=dataclasses.replace(base.policy, actor_hidden_dims=(256, 128, 64), critic_hidden_dims=(256, 128, 64),
                                    normalize_obs=False),
-        runner=dataclasses.replace(base.runner, max_iterations=3000 if gpu else 1200))
+        runner=dataclasses.replace(base.runner, max_iterations=3000 if gpu else 1500))
 
 
 def rough_task(name: str, robot: RobotSpec, env: Optional[LocomotionEnvConfig] = None, description: str = "") -> TaskSpec:

@@ -2,7 +2,8 @@
 
     python -m tools.terrain_curve runs/quadruped-rough/<run> [more runs ...] --out docs/terrain_level.png
 
-Left axis: ``Env/terrain_level`` (the envs' mean curriculum level, 0 to levels - 1). Right axis: the share of
+The x axis is training wall time: a pause of more than a minute between two iterations (a run stopped and
+resumed with ``--resume``) is left out. Left axis: ``Env/terrain_level`` (the envs' mean curriculum level, 0 to levels - 1). Right axis: the share of
 recent episodes that travelled ``env.success_distance`` from their start (``Episode/success``), when logged.
 """
 
@@ -15,6 +16,26 @@ from tools.plot_curves import read_scalars
 
 LEVEL_TAG = "Env/terrain_level"
 SUCCESS_TAGS = ("Episode/success", "Env/success")
+
+
+PAUSE_S = 60.0
+"""A gap between two logged iterations longer than this is a pause (stop and resume), not training time."""
+
+
+def training_minutes(times: list[float]):
+    """A function: wall time of an event -> minutes of training before it, pauses longer than PAUSE_S left out
+    (``times``: the wall times of every iteration, in order)."""
+    starts, offsets = [times[0]], [0.0]
+    for a, b in zip(times, times[1:]):
+        if b - a > PAUSE_S:
+            offsets.append(offsets[-1] + (a - starts[-1]))
+            starts.append(b)
+
+    def clock(t: float) -> float:
+        k = max(i for i, s in enumerate(starts) if s <= t) if t >= starts[0] else 0
+        return (offsets[k] + t - starts[k]) / 60
+
+    return clock
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -35,13 +56,12 @@ def main(argv: list[str] | None = None) -> None:
         if LEVEL_TAG not in scalars:
             raise SystemExit(f"error: {run} has no scalar '{LEVEL_TAG}' (not a generated-terrain run?)")
         events = scalars[LEVEL_TAG]
-        t0 = events[0].wall_time
-        minutes = [(e.wall_time - t0) / 60 for e in events]
-        line, = ax.plot(minutes, [e.value for e in events], label=f"{run.name}: mean level")
+        clock = training_minutes([e.wall_time for e in events])
+        line, = ax.plot([clock(e.wall_time) for e in events], [e.value for e in events], label=f"{run.name}: mean level")
         for tag in SUCCESS_TAGS:
             if tag in scalars:
                 s = scalars[tag]
-                right.plot([(e.wall_time - t0) / 60 for e in s], [e.value for e in s], ls=":", color=line.get_color(),
+                right.plot([clock(e.wall_time) for e in s], [e.value for e in s], ls=":", color=line.get_color(),
                            label=f"{run.name}: success")
                 break
     ax.set_xlabel("wall time since the first iteration (min)")
