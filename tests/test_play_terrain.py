@@ -15,9 +15,7 @@ import pytest
 from configs.catalog import get_task
 from rl_core.config_io import dump_yaml
 from rl_core.runner import OnPolicyRunner
-from tests.helpers import make_runner, tiny_cartpole
-
-import play
+from tests import test_play
 
 ROOT = Path(__file__).resolve().parents[1]
 TYPES = "flat, rough, slope_up, slope_down, stairs_up, stairs_down, obstacles, gaps"
@@ -47,19 +45,8 @@ def flat_run(tmp_path_factory):
     return _train("quadruped-flat", tmp_path_factory.mktemp("flat"), 8)
 
 
-@pytest.fixture(scope="module")
-def cartpole_run(tmp_path_factory):
-    run = tmp_path_factory.mktemp("cartpole")
-    cfg = tiny_cartpole(iterations=1)
-    (run / "config.yaml").write_text(dump_yaml(cfg))
-    make_runner(cfg, run_dir=run).learn()
-    return run
-
-
-def _play(capsys, *args: str) -> tuple[int, str, str]:
-    code = play.main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
+cartpole_run = test_play.cartpole_run  # the same fixture: a tiny trained CartPole run
+_play = test_play._play
 
 
 def test_rough_policy_on_stairs_writes_a_terrain_section(rough_run, tmp_path, capsys):

@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> None:
                 right.plot([clock(e.wall_time) for e in s], [e.value for e in s], ls=":", color=line.get_color(),
                            label=f"{run.name}: success")
                 break
-    ax.set_xlabel("wall time since the first iteration (min)")
+    ax.set_xlabel("training wall time (min; pauses of a resumed run left out)")
     ax.set_ylabel("mean terrain level")
     right.set_ylabel("episodes travelling 4 m (share)")
     right.set_ylim(0, 1)
