@@ -329,11 +329,12 @@ def test_a_robot_near_the_map_edge_is_truncated_not_terminated():
 
 # ------------------------------------------------------------------------------------------- resume
 def resume_config():
-    """quadruped-rough, 16 envs, 0.5 s episodes starting at their tile's centre: most robots cover less than
-    half their commanded distance and go down a level at each reset, within the 4 x 8 steps."""
+    """quadruped-rough, 16 envs starting on levels 0-4, 0.5 s episodes starting at their tile's centre: most
+    robots cover less than half their commanded distance and go down a level at each reset, within the 4 x 8
+    steps."""
     cfg = ROUGH
     env = dataclasses.replace(cfg.env, num_envs=16, backend="native", episode_length_s=0.5,
-                              terrain=dataclasses.replace(cfg.env.terrain, spawn_radius=0.0))
+                              terrain=dataclasses.replace(cfg.env.terrain, spawn_radius=0.0, max_init_level=4))
     return dataclasses.replace(
         cfg, env=env,
         runner=dataclasses.replace(cfg.runner, num_steps_per_env=8, max_iterations=4, device="cpu", save_interval=100),
