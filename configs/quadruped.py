@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from configs.locomotion import flat_config, flat_task, rough_task
+from configs.locomotion import blind_task, flat_config, flat_task, rough_task
 from envs.registry import register
 from envs.robots.quadruped import QUADRUPED
 from rl_core.config import TrainConfig
@@ -28,3 +28,6 @@ penalized (legged_gym's A1 / Go1 settings)."""
 register(rough_task("quadruped-rough", ROUGH_QUADRUPED,
                     description="the quadruped on generated terrain (stairs, slopes, rough, obstacles) with a "
                                 "curriculum, a height scan and a privileged critic"))
+register(blind_task("quadruped-flat-blind", QUADRUPED,
+                    description="quadruped-flat without the base linear velocity in the policy's observation, an "
+                                "LSTM policy (the critic keeps the velocity)"))

@@ -11,7 +11,7 @@ import torch
 from configs.catalog import get_task
 from envs.robots.quadruped import LEGS, QUADRUPED
 from envs.tasks.locomotion import PRIVILEGED_TERMS, LocomotionEnv
-from envs.tasks.locomotion_config import LocomotionEnvConfig
+from envs.tasks.locomotion_config import OBS_TERMS, LocomotionEnvConfig
 from rl_core.env_api import VecEnv
 from tests.locomotion_tasks import LOCOMOTION_TASKS, make_task_env
 
@@ -70,10 +70,15 @@ def rollout(env: LocomotionEnv, seed: int, actions: list[torch.Tensor]) -> list[
 
 
 def expected_obs_dims(env: LocomotionEnv) -> dict[str, int]:
-    """12 + 3 x joints policy values, plus the height scan when enabled; the privileged critic adds its terms."""
-    scan = env.cfg.height_scan
-    policy = 12 + 3 * env.num_joints + (scan.num_points if scan.enabled else 0)
-    return {"policy": policy, **({"critic": policy + len(PRIVILEGED_TERMS)} if env.cfg.privileged_critic else {})}
+    """12 + 3 x joints values, plus the height scan when enabled, less the excluded terms for the policy; a separate
+    critic (privileged, or a policy with excluded terms) gets every term, and the privileged terms."""
+    scan, J = env.cfg.height_scan, env.num_joints
+    sizes = dict(zip(OBS_TERMS, (3, 3, 3, 3, J, J, J))) | ({"height_scan": scan.num_points} if scan.enabled else {})
+    full = sum(sizes.values())
+    policy = full - sum(sizes[name] for name in env.cfg.policy_exclude)
+    critic = full + (len(PRIVILEGED_TERMS) if env.cfg.privileged_critic else 0)
+    separate = env.cfg.privileged_critic or bool(env.cfg.policy_exclude)
+    return {"policy": policy, **({"critic": critic} if separate else {})}
 
 
 def test_shapes_dtypes_and_no_nan_after_many_random_steps(env):
@@ -113,12 +118,22 @@ def test_time_out_is_truncation_and_auto_reset_gives_a_fresh_state(env):
     # the returned observation is the first of the new episode; final_obs is the last of the old one
     assert not torch.allclose(obs["policy"][1:], info["final_obs"]["policy"][1:])
     J = env.num_joints
-    assert torch.allclose(obs["policy"][:, 12 + 2 * J:12 + 3 * J], torch.zeros(N, J))  # last actions zeroed (env 0's too)
+    assert torch.allclose(policy_term(env, obs, "last_actions"), torch.zeros(N, J))  # last actions zeroed (env 0's too)
     qpos = env.physics.read().qpos
     b = env.robot.base_qpos_adr
     ground = env.ground.height(qpos[1:, b:b + 2])  # 0 on the plane; the start tile's platform on terrain
     assert torch.allclose(qpos[1:, b + 2], ground + env.spawn_height, atol=1e-5)
     assert env.spawn_height == env.robot.spec.base_height or env.terrain is not None
+
+
+def policy_term(env: LocomotionEnv, obs: dict[str, torch.Tensor], name: str) -> torch.Tensor:
+    """The columns of one term of the policy observation (``env.obs_layout``)."""
+    start = 0
+    for term_name, n in env.obs_layout:
+        if term_name == name:
+            return obs["policy"][:, start:start + n]
+        start += n
+    raise KeyError(name)
 
 
 def first_two_terminate(env: LocomotionEnv, place) -> None:
@@ -235,3 +250,51 @@ def test_bad_collision_and_solver_settings_are_config_errors(field, value):
 
     with pytest.raises(ConfigError, match=f"env.{field}"):
         LocomotionEnvConfig(**{field: value})
+
+
+def test_excluded_terms_leave_the_policy_and_the_critic_keeps_every_term_noise_free():
+    cfg = LocomotionEnvConfig(num_envs=N, backend="native", policy_exclude=("base_lin_vel",))
+    env = LocomotionEnv(cfg, QUADRUPED)
+    full = LocomotionEnv(dataclasses.replace(cfg, policy_exclude=()), QUADRUPED)
+    assert env.obs_dims == {"policy": 45, "critic": 48} and full.obs_dims == {"policy": 48}
+    assert [name for name, _ in env.obs_layout] == list(OBS_TERMS[1:])
+    actions = random_actions(3, 20, env.num_joints)
+    obs, ref = env.reset(seed=2), full.reset(seed=2)
+    for a in actions:
+        obs, *_ = env.step(a)
+        ref, *_ = full.step(a)
+    # Same physics and noise stream: the policy gets the full observation less its first three columns; the
+    # critic gets the terms without noise (within the noise bound of the full one).
+    assert torch.equal(obs["policy"], ref["policy"][:, 3:])
+    assert not torch.equal(obs["critic"][:, 3:], ref["policy"][:, 3:])
+    assert torch.allclose(obs["critic"], ref["policy"], atol=float(full.noise_vec.max()) + 1e-6)
+    assert not hasattr(env, "mirror_obs")  # the augmentation mirrors the policy group only
+    env.close()
+    full.close()
+
+
+@pytest.mark.parametrize("value", [["base_velocity"], list(OBS_TERMS)])
+def test_bad_policy_exclude_is_a_config_error(value):
+    from rl_core.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="env.policy_exclude"):
+        LocomotionEnvConfig(policy_exclude=tuple(value))
+
+
+def test_duty_factor_difference_is_left_minus_right_time_on_the_ground():
+    from envs.robots.mirror import side_pairs
+
+    assert side_pairs(("FR_foot", "FL_foot", "RR_foot", "RL_foot")) == ((1, 3), (0, 2))
+    assert side_pairs(("left_foot", "right_foot")) == ((0,), (1,)) and side_pairs(("a", "b")) == ((), ())
+    env = LocomotionEnv(LocomotionEnvConfig(num_envs=4, backend="native"), QUADRUPED)
+    names = env.robot.foot_names
+    contact = torch.zeros(4, len(names), dtype=torch.bool)
+    contact[0, names.index("FL_foot")] = True  # one left foot down: +1/2 over the two pairs
+    contact[1, names.index("RR_foot")] = True  # one right foot down: -1/2
+    contact[2] = True  # all down: 0
+    diff = env._duty_difference(contact)["duty_factor_difference"]
+    assert diff.tolist() == [0.5, -0.5, 0.0, 0.0]
+    env.reset(seed=0)
+    _, _, _, _, info = env.step(torch.zeros(4, env.num_joints))
+    assert info["metrics"]["duty_factor_difference"].shape == (4,)
+    env.close()

@@ -71,6 +71,21 @@ def joint_mirror(names: Sequence[str]) -> Mirror:
     return Mirror(tuple(index[twin(n)] for n in names), tuple(-1.0 if FLIPPED.search(n) else 1.0 for n in names))
 
 
+def side(name: str) -> str | None:
+    """``left``, ``right`` (from ``left`` / ``right`` in the name or a quadruped's leg prefix), or None."""
+    if (leg := LEG.match(name)) is not None:
+        return "left" if leg.group(2) == "L" else "right"
+    found = SIDE.search(name)
+    return found.group(0) if found is not None else None
+
+
+def side_pairs(names: Sequence[str]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Columns of the left-side names (``left_*``, a quadruped's ``FL_*`` / ``RL_*``) and of their right twins;
+    empty when the names have no sides."""
+    pairs = [(i, names.index(twin(n))) for i, n in enumerate(names) if side(n) == "left" and twin(n) in names]
+    return tuple(i for i, _ in pairs), tuple(j for _, j in pairs)
+
+
 def foot_pairs(names: Sequence[str]) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """Columns of the left feet and of their right twins (empty when the names have no sides)."""
     left = [i for i, n in enumerate(names) if n.startswith("left") or "_left" in n]

@@ -12,6 +12,7 @@ with the physics state, so a resumed CPU run continues bit-identically.
 from __future__ import annotations
 
 import base64
+import itertools
 import math
 import zlib
 from dataclasses import asdict, fields
@@ -25,14 +26,14 @@ import torch
 from envs.physics.base import PhysicsReadout
 from envs.physics.cpu_threads import single_threaded
 from envs.physics.factory import make_physics, resolve_backend
-from envs.robots.mirror import TensorMirror, foot_pairs, has_twins, joint_mirror, observation_mirror
+from envs.robots.mirror import TensorMirror, foot_pairs, has_twins, joint_mirror, observation_mirror, side_pairs
 from envs.robots.names import match_each
 from envs.robots.resolved import ResolvedRobot
 from envs.robots.spec import RobotSpec
 from envs.scenes.assemble import build
 from envs.tasks import locomotion_rewards as R
 from envs.tasks.graphed_step import GraphedStep
-from envs.tasks.locomotion_config import LocomotionEnvConfig
+from envs.tasks.locomotion_config import OBS_TERMS, LocomotionEnvConfig
 from envs.tasks.rotations import from_yaw, rotate_inverse
 from envs.terrain.generator import generate
 from envs.terrain.ground import Ground, yaw_of
@@ -44,8 +45,6 @@ from rl_core.env_api import ActionSpec, Obs, StepInfo
 OBS_SCALES = {"lin_vel": 2.0, "ang_vel": 0.25, "joint_pos": 1.0, "joint_vel": 0.05, "height_scan": 5.0}
 """Observation scales (legged_gym); the commands use the matching lin_vel / ang_vel scales. They keep every term
 near [-1, 1] for policies without an observation normalizer (``policy.normalize_obs=false``, legged_gym's way)."""
-OBS_TERMS = ("base_lin_vel", "base_ang_vel", "projected_gravity", "commands", "joint_pos", "joint_vel", "last_actions")
-"""Observation groups in order: 3 values each for the first four, one per actuated joint for the last three."""
 MAX_SANE_QVEL = 1e3
 """A generalized velocity beyond this (m/s or rad/s) means the simulation has diverged."""
 COMMANDS = ("lin_vel_x", "lin_vel_y", "yaw_rate")
@@ -108,10 +107,19 @@ class LocomotionEnv:
         """Start height of the base above the ground under it (m): the spec's ``base_height``, on generated terrain
         raised until no collision geom starts inside the heightfield (``envs/terrain/spawn.py``)."""
         P = scan.num_points if scan.enabled else 0
-        self.obs_layout = tuple(zip(OBS_TERMS, (3, 3, 3, 3, J, J, J))) + ((("height_scan", P),) if P else ())
-        self.obs_dims = {"policy": sum(n for _, n in self.obs_layout)}
-        if cfg.privileged_critic:  # the policy's terms without noise (exact scan), friction, added mass, gain
-            self.obs_dims["critic"] = self.obs_dims["policy"] + len(PRIVILEGED_TERMS)
+        full = tuple(zip(OBS_TERMS, (3, 3, 3, 3, J, J, J))) + ((("height_scan", P),) if P else ())
+        self.obs_layout = tuple((name, n) for name, n in full if name not in cfg.policy_exclude)
+        """The policy's observation terms in order, ``(name, size)`` (exported for deployment)."""
+        starts = dict(zip((name for name, _ in full), itertools.accumulate((n for _, n in full), initial=0)))
+        kept = [c for name, n in self.obs_layout for c in range(starts[name], starts[name] + n)]
+        full_dim = sum(n for _, n in full)
+        self._policy_columns = None if len(kept) == full_dim else torch.tensor(kept, dtype=torch.long, device=dev)
+        self.obs_dims = {"policy": len(kept)}
+        self.separate_critic = cfg.privileged_critic or bool(cfg.policy_exclude)
+        """The critic reads its own group: every term without noise (exact scan), and with ``privileged_critic``
+        the friction, added mass and gain factor."""
+        if self.separate_critic:
+            self.obs_dims["critic"] = full_dim + (len(PRIVILEGED_TERMS) if cfg.privileged_critic else 0)
         self.action_spec = ActionSpec(discrete=False, n=J)
 
         f32: dict[str, Any] = dict(device=dev, dtype=torch.float32)
@@ -156,6 +164,9 @@ class LocomotionEnv:
         self._left_feet = torch.tensor(left, dtype=torch.long, device=dev)
         self._right_feet = torch.tensor(right, dtype=torch.long, device=dev)
         self._foot_pos = columns(rb.foot_pos_adr, dev)
+        sides = side_pairs(rb.foot_names)
+        self._side_feet = tuple(torch.tensor(c, dtype=torch.long, device=dev) for c in sides) if sides[0] else None
+        """Columns of the left feet and of their right twins (FL/FR, RL/RR; left_/right_), None without sides."""
         policy_of_ctrl = sorted(range(J), key=lambda a: rb.ctrl_from_policy[a])  # actuator driving each joint
         self._torque_order = None if identity else torch.tensor(policy_of_ctrl, dtype=torch.long, device=dev)
         self.breakdown_edges = {name: breakdown.edges(*getattr(cfg.commands, name)) for name in COMMANDS}
@@ -182,7 +193,7 @@ class LocomotionEnv:
         """Satisfy ``rl_core.env_api.Symmetric`` (``mirror_obs`` / ``mirror_actions`` as instance attributes) when
         the joints pair up by name and the standing pose is its own mirror; other robots do not offer it."""
         names = self.robot.joint_names
-        if not has_twins(names) or self.cfg.height_scan.enabled or self.cfg.privileged_critic:
+        if not has_twins(names) or self.cfg.height_scan.enabled or self.separate_critic:
             return  # rl_core's augmentation mirrors the policy group only (a critic group has no mirror)
         joints = TensorMirror(joint_mirror(names), self.device)
         if not torch.allclose(joints(self.default_joint_pos), self.default_joint_pos, atol=1e-6):
@@ -231,7 +242,8 @@ class LocomotionEnv:
         return out.scatter_reduce(1, index.expand(force.shape[0], -1), force, reduce="amax")
 
     def _observe(self, k: dict[str, torch.Tensor], r: PhysicsReadout, rows: torch.Tensor | None = None) -> Obs:
-        """The policy observation (noisy; the scan clipped) and, with ``privileged_critic``, the critic's.
+        """The policy observation (noisy; the scan clipped; without the ``policy_exclude`` terms) and, with a
+        separate critic, the critic's.
         ``rows``: ``k`` and ``r`` hold these envs only (the noise is still drawn for all envs, so the random
         stream and every observed value are those of a full observation)."""
         s, cfg = OBS_SCALES, self.cfg
@@ -255,10 +267,12 @@ class LocomotionEnv:
             if cfg.height_scan.enabled:  # the noisy scan stays within the clip (obs is a new tensor here)
                 c = cfg.height_scan.clip * s["height_scan"]
                 obs[:, -self.ground.scan_points.shape[0]:].clamp_(-c, c)
+        if self._policy_columns is not None:  # env.policy_exclude: the policy sees the other terms
+            obs = obs.index_select(1, self._policy_columns)
         out = {"policy": torch.nan_to_num(obs, nan=0.0, posinf=0.0, neginf=0.0)}
-        if cfg.privileged_critic:
-            out["critic"] = torch.nan_to_num(torch.cat([exact, own(self.privileged)], dim=1), nan=0.0, posinf=0.0,
-                                             neginf=0.0)
+        if self.separate_critic:
+            critic = torch.cat([exact, own(self.privileged)], dim=1) if cfg.privileged_critic else exact
+            out["critic"] = torch.nan_to_num(critic, nan=0.0, posinf=0.0, neginf=0.0)
         return out
 
     def _restarted(self, done: torch.Tensor, final_obs: Obs) -> Obs:
@@ -453,9 +467,19 @@ class LocomotionEnv:
             "episode_stats": {"success": ended},
             # Per foot, 1 while it is off the ground: its evaluated mean is the foot's swing (air) fraction.
             "metrics": {"lin_vel_tracking_error": lin_err, "yaw_rate_tracking_error": yaw_err,
-                        **{f"swing_{name}": swing for name, swing in zip(self._swing_names, (~contact).float().unbind(1))}},
+                        **{f"swing_{name}": swing for name, swing in zip(self._swing_names, (~contact).float().unbind(1))},
+                        **self._duty_difference(contact)},
             "breakdown": {name: commands[:, j] for j, name in enumerate(COMMANDS)}}
         return obs, reward, terminated, truncated, info
+
+    def _duty_difference(self, contact: torch.Tensor) -> dict[str, torch.Tensor]:
+        """``duty_factor_difference``: left minus right foot on the ground, averaged over the side pairs; its
+        evaluated mean is the difference of the left and right feet's duty factors (0 for a symmetric gait)."""
+        if self._side_feet is None:
+            return {}
+        left, right = self._side_feet
+        on = contact.float()
+        return {"duty_factor_difference": (on.index_select(1, left) - on.index_select(1, right)).mean(1)}
 
     def close(self) -> None:
         pass

@@ -15,6 +15,9 @@ from rl_core.config import EnvConfig
 from rl_core.config_io import check_types, require
 
 Range = tuple[float, float]
+OBS_TERMS = ("base_lin_vel", "base_ang_vel", "projected_gravity", "commands", "joint_pos", "joint_vel", "last_actions")
+"""Observation terms in order: 3 values each for the first four, one per actuated joint for the last three (then
+``height_scan`` when enabled)."""
 TERRAIN_EVAL_EPISODE_S = 12.0
 """Episode length (s) of the evaluation on one tile type at one level (``on_terrain``; sim2sim's too): 4 m at
 0.5 m/s take 8 s, 12 s leave room for slowing down on steps."""
@@ -251,6 +254,9 @@ class LocomotionEnvConfig(EnvConfig):
     privileged_critic: bool = False
     """Give the critic its own observations: the policy's terms without noise, the exact height scan (when
     enabled), and the randomized friction, added base mass and gain factor (an asymmetric actor-critic)."""
+    policy_exclude: tuple[str, ...] = ()
+    """Observation terms left out of the policy's observation, e.g. [base_lin_vel]: a real robot has no sensor for
+    its base velocity (``quadruped-flat-blind``). The critic then reads its own group: every term, noise-free."""
     success_distance: float = 4.0
     """An episode succeeds (``success`` in the evaluation) once the base is this far (m) from its start tile's
     centre (plane: the origin), counted until a fall ends it."""
@@ -267,6 +273,12 @@ class LocomotionEnvConfig(EnvConfig):
             require(value is None or value >= 1, f"env.{name}", value, "null or an integer >= 1")
         require(self.episode_length_s > 0, "env.episode_length_s", self.episode_length_s, "a number > 0")
         require(self.clip_actions > 0, "env.clip_actions", self.clip_actions, "a number > 0")
+        allowed = OBS_TERMS + ("height_scan",)
+        for term in self.policy_exclude:
+            require(term in allowed, "env.policy_exclude", list(self.policy_exclude),
+                    "a list of observation terms among " + ", ".join(allowed))
+        require(len(set(self.policy_exclude)) < len(allowed) - (0 if self.height_scan.enabled else 1),
+                "env.policy_exclude", list(self.policy_exclude), "a list that leaves the policy at least one term")
         require(self.success_distance > 0, "env.success_distance", self.success_distance, "a number > 0")
         require(self.contact_force_threshold >= 0, "env.contact_force_threshold", self.contact_force_threshold,
                 "a number >= 0")
