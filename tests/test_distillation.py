@@ -359,3 +359,28 @@ def test_dataclass_round_trip_keeps_the_algorithm_fields():
     from rl_core.config_io import from_dict
 
     assert from_dict(PPOConfig(), to_dict(cfg)) == cfg
+
+
+def test_quadruped_blind_distill_task_takes_a_quadruped_flat_teacher(tmp_path, capsys):
+    """The registered task: blind LSTM student, teacher on the 48-wide critic group; without a teacher it stops
+    with one line before building anything; with a (1-iteration) quadruped-flat teacher it trains."""
+    import train
+    from configs.catalog import get_task
+
+    cfg = get_task("quadruped-flat-blind-distill").default_config()
+    assert cfg.algorithm.name == "distillation" and cfg.algorithm.teacher is None
+    assert cfg.algorithm.teacher_obs == "critic" and cfg.policy.memory == "lstm"
+    assert cfg.env.policy_exclude == ("base_lin_vel",)  # type: ignore[attr-defined]
+    small = ["--num-envs", "4", "--max-iterations", "1", "--quiet", "runner.num_steps_per_env=4"]
+    student = tmp_path / "student"
+    assert train.main(["--task", "quadruped-flat-blind-distill", "--run-dir", str(student), *small]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "algorithm.teacher=None" in err and not student.exists(), err
+    teacher = tmp_path / "teacher"
+    assert train.main(["--task", "quadruped-flat", "--run-dir", str(teacher), *small]) == 0
+    assert train.main(["--task", "quadruped-flat-blind-distill", "--run-dir", str(student), *small,
+                       "algorithm.num_mini_batches=2", f"algorithm.teacher={teacher}"]) == 0
+    _, data = ckpt.load_newest(student)
+    assert data["obs_dims"] == {"policy": 45, "critic": 48}
+    record = data["algorithm"]["teacher"]
+    assert record["obs_dims"] == {"policy": 48} and record["task"] == "quadruped-flat"
