@@ -1,4 +1,4 @@
-"""Train a task with PPO.
+"""Train a task with PPO (or distill a trained teacher into a policy: algorithm.name=distillation).
 
     python train.py --task CartPole-v1
     python train.py --task Pendulum-v1 --seed 3 algorithm.learning_rate=3e-4 policy.actor_hidden_dims=[128,128]
@@ -133,8 +133,40 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     return train(args)
 
 
+def resolve_teacher(cfg: Any, data: dict | None, ckpt_path: Path | None) -> dict | None:
+    """Distillation: the teacher record (from algorithm.teacher, or the one stored in the checkpoint resumed), read
+    and checked before any env is built; None for PPO. One-line errors: a missing teacher, an unreadable file, a
+    resume with another algorithm or teacher."""
+    from rl_core.errors import CheckpointError, ConfigError
+
+    alg = cfg.algorithm
+    saved = data.get("config", {}).get("algorithm", {}) if data is not None else {}
+    if data is not None:
+        if saved.get("name", "ppo") != alg.name:
+            raise CheckpointError(f"checkpoint error: {ckpt_path} was trained with algorithm.name="
+                                  f"{saved.get('name', 'ppo')}, this run has algorithm.name={alg.name}; resume with "
+                                  "the same algorithm")
+    if not alg.distillation:
+        return None
+    if data is not None:
+        if alg.teacher != saved.get("teacher"):
+            raise ConfigError("algorithm.teacher", alg.teacher, f"{saved.get('teacher')!r} when resuming (the "
+                              "checkpoint holds its teacher)")
+        record = data.get("algorithm", {}).get("teacher")
+        if record is None:
+            raise CheckpointError(f"checkpoint error: {ckpt_path} holds no distillation teacher")
+        return record
+    if alg.teacher is None:
+        raise ConfigError("algorithm.teacher", None, "a checkpoint file or run folder of the teacher with "
+                          "algorithm.name=distillation, e.g. algorithm.teacher=runs/quadruped-flat/<run>")
+    from rl_core.distillation import load_teacher
+
+    return load_teacher(alg.teacher)
+
+
 def train(args: argparse.Namespace) -> int:
     spec, cfg, data, ckpt_path = resolve_config(args)
+    teacher = resolve_teacher(cfg, data, ckpt_path)
 
     import dataclasses
 
@@ -144,12 +176,13 @@ def train(args: argparse.Namespace) -> int:
         device = distributed.init_from_environment(cfg.runner.device)
         cfg = dataclasses.replace(cfg, runner=dataclasses.replace(cfg.runner, device=device))
     try:
-        return _train(args, spec, cfg, data, ckpt_path, distributed.is_main())
+        return _train(args, spec, cfg, data, ckpt_path, distributed.is_main(), teacher)
     finally:
         distributed.shutdown()
 
 
-def _train(args: argparse.Namespace, spec: Any, cfg: Any, data: dict | None, ckpt_path: Path | None, main: bool) -> int:
+def _train(args: argparse.Namespace, spec: Any, cfg: Any, data: dict | None, ckpt_path: Path | None, main: bool,
+           teacher: dict | None = None) -> int:
     from rl_core import checkpoint as ckpt
     from rl_core import distributed
     from rl_core.config_io import dump_yaml
@@ -190,7 +223,8 @@ def _train(args: argparse.Namespace, spec: Any, cfg: Any, data: dict | None, ckp
 
     env = spec.make_env(cfg.env, torch.device(cfg.runner.device))
     try:
-        runner = OnPolicyRunner(env, cfg, task=spec.name, run_dir=run_dir, quiet=args.quiet or not main)
+        runner = OnPolicyRunner(env, cfg, task=spec.name, run_dir=run_dir, quiet=args.quiet or not main,
+                                teacher=teacher)
         if data is not None:
             runner.load_state_dict(data, source=str(ckpt_path))
             runner.last_checkpoint = ckpt_path

@@ -101,8 +101,25 @@ class PolicyConfig:
 
 @dataclass(frozen=True)
 class PPOConfig:
-    """Proximal Policy Optimization hyperparameters (rsl_rl names; defaults of the design notes)."""
+    """The learning algorithm: Proximal Policy Optimization (rsl_rl names; defaults of the design notes), or
+    teacher-student distillation (``name: distillation``), which uses the epoch, minibatch, learning-rate and
+    gradient-clip fields and ignores the PPO-only ones (clip, discount, GAE, value and entropy terms)."""
 
+    name: Literal["ppo", "distillation"] = "ppo"
+    """ppo: reinforcement learning from the rewards; distillation: DAgger, as rsl_rl's Distillation: the policy
+    (student) acts, a frozen teacher policy labels every step with its deterministic action, and the student's
+    mean action is regressed onto the labels (the critic is not trained; the action std stays at
+    policy.init_noise_std). Needs a continuous action space and algorithm.teacher."""
+    teacher: Optional[str] = None
+    """distillation: the teacher, a checkpoint file or run folder (its newest checkpoint) of a memoryless policy
+    with continuous actions; its weights are copied into the student's checkpoints, so resume and play.py do not
+    read this file again. Ignored by ppo."""
+    teacher_obs: str = "critic"
+    """distillation: the env observation group the teacher reads (its width must be the teacher's policy
+    observation width), e.g. critic: the privileged, noise-free observation of a task with a separate critic."""
+    distillation_loss: Literal["mse", "huber"] = "mse"
+    """distillation: the per-element loss between student and teacher actions, averaged over the valid samples:
+    mse (squared error) or huber (delta 1)."""
     num_learning_epochs: int = 5
     """Passes over the rollout per iteration."""
     num_mini_batches: int = 4
@@ -122,7 +139,8 @@ class PPOConfig:
     learning_rate: float = 1e-3
     """Initial Adam learning rate."""
     schedule: Literal["fixed", "linear", "adaptive"] = "adaptive"
-    """fixed: constant; linear: decays to 0 over the run; adaptive: rsl_rl KL rule per minibatch."""
+    """fixed: constant; linear: decays to 0 over the run; adaptive: rsl_rl KL rule per minibatch (ppo only: it
+    needs PPO's KL)."""
     desired_kl: float = 0.01
     """Target KL(old || new) of the adaptive schedule."""
     target_kl: Optional[float] = None
@@ -163,6 +181,25 @@ class PPOConfig:
         require(self.target_kl is None or self.target_kl > 0, "algorithm.target_kl", self.target_kl, "null or a number > 0")
         require(self.max_grad_norm > 0, "algorithm.max_grad_norm", self.max_grad_norm, "a number > 0")
         require(self.adam_eps > 0, "algorithm.adam_eps", self.adam_eps, "a number > 0")
+        require(self.teacher is None or self.teacher.strip() != "", "algorithm.teacher", self.teacher,
+                "null or a checkpoint file / run folder")
+        require(self.teacher_obs.strip() != "", "algorithm.teacher_obs", self.teacher_obs,
+                "the name of an observation group, e.g. critic")
+        if self.name == "distillation":
+            # The PPO-only mechanisms that would silently do something else (or nothing) are refused.
+            require(self.schedule != "adaptive", "algorithm.schedule", self.schedule,
+                    "'fixed' or 'linear' with algorithm.name=distillation (adaptive follows PPO's KL)")
+            require(self.symmetry == "none", "algorithm.symmetry", self.symmetry,
+                    "'none' with algorithm.name=distillation")
+            require(self.target_kl is None, "algorithm.target_kl", self.target_kl,
+                    "null with algorithm.name=distillation (it stops PPO epochs on PPO's KL)")
+            require(not self.compile, "algorithm.compile", self.compile,
+                    "false with algorithm.name=distillation (its update runs eagerly)")
+
+    @property
+    def distillation(self) -> bool:
+        """True when the algorithm is teacher-student distillation."""
+        return self.name == "distillation"
 
 
 @dataclass(frozen=True)
@@ -214,7 +251,7 @@ class TrainConfig:
     policy: PolicyConfig = field(default_factory=PolicyConfig)
     """Networks and action distribution."""
     algorithm: PPOConfig = field(default_factory=PPOConfig)
-    """PPO hyperparameters."""
+    """The learning algorithm (PPO or distillation) and its hyperparameters."""
     runner: RunnerConfig = field(default_factory=RunnerConfig)
     """Training loop settings."""
 

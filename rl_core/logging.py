@@ -51,8 +51,7 @@ class Logger:
         line = (
             f"it {iteration:5d}/{self.total} | steps {env_steps:>10,d} | {s['Perf/samples_per_s']:9,.0f} sps "
             f"(collect {s['Perf/collection_time_s']:.2f}s learn {s['Perf/learning_time_s']:.2f}s) | {episode} | "
-            f"vloss {s['Loss/value']:.3g} ploss {s['Loss/surrogate']:+.3g} ent {s['Policy/entropy']:.3f} "
-            f"kl {s['Policy/kl']:.4f} lr {s['Loss/learning_rate']:.2e} | eta {_fmt(eta_s)}"
+            f"{losses(s)} lr {s['Loss/learning_rate']:.2e} | eta {_fmt(eta_s)}"
         )
         print(line, flush=True, file=sys.stdout)
 
@@ -69,6 +68,16 @@ class Logger:
                 self._drop_writer(e)
         if self.wandb_run is not None:
             self.wandb_run.finish()
+
+
+def losses(scalars: dict[str, float]) -> str:
+    """The algorithm's losses for the console line: PPO's value and surrogate losses, entropy and KL, or the
+    distillation loss."""
+    s = scalars
+    if "Loss/distillation" in s:
+        return f"dloss {s['Loss/distillation']:.3g}"
+    return (f"vloss {s['Loss/value']:.3g} ploss {s['Loss/surrogate']:+.3g} ent {s['Policy/entropy']:.3f} "
+            f"kl {s['Policy/kl']:.4f}")
 
 
 def headline(scalars: dict[str, float]) -> str:

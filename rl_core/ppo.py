@@ -91,6 +91,14 @@ def adaptive_lr(lr: torch.Tensor, kl: torch.Tensor, desired_kl: float) -> torch.
 class PPO:
     """Owns the optimizer and the learning rate; ``update`` consumes a filled RolloutStorage."""
 
+    LOG_NAMES = {
+        "Loss/value": "value_loss", "Loss/surrogate": "surrogate_loss", "Loss/entropy": "entropy",
+        "Loss/learning_rate": "learning_rate", "Loss/grad_norm": "grad_norm", "Policy/kl": "kl",
+        "Policy/approx_kl": "approx_kl", "Policy/clip_fraction": "clip_fraction", "Policy/entropy": "entropy",
+        "Loss/minibatch_updates": "num_minibatch_updates",
+    }
+    """TensorBoard name -> key of ``update``'s result (the runner logs these; tools read these names)."""
+
     def __init__(self, policy: ActorCritic, cfg: PPOConfig, total_iterations: int, device: torch.device,
                  mirrors: Mirrors | None = None):
         """``mirrors``: the env's mirror functions (``rl_core.env_api.Symmetric``), needed by ``cfg.symmetry``."""

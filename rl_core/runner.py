@@ -1,4 +1,4 @@
-"""OnPolicyRunner: collect -> GAE -> PPO update -> log -> checkpoint, with exact save / resume."""
+"""OnPolicyRunner: collect -> GAE -> PPO update (or distillation) -> log -> checkpoint, with exact save / resume."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from rl_core import checkpoint as ckpt
 from rl_core import distributed
 from rl_core.config import TrainConfig
 from rl_core.config_io import to_dict
+from rl_core.distillation import Distillation
 from rl_core.env_api import Checkpointable, Obs, Symmetric, VecEnv, obs_dtype, state_dict_of
 from rl_core.errors import CheckpointError, TrainingFault
 from rl_core.logging import Logger
@@ -29,10 +30,15 @@ _RANK_SEED_STRIDE = 7_919
 
 
 class OnPolicyRunner:
-    """Trains ``env`` with PPO as configured by ``cfg``; writes TensorBoard, checkpoints and summary.json to ``run_dir``."""
+    """Trains ``env`` with PPO (or distills a teacher into the policy, ``algorithm.name``) as configured by ``cfg``;
+    writes TensorBoard, checkpoints and summary.json to ``run_dir``."""
 
-    def __init__(self, env: VecEnv, cfg: TrainConfig, task: str, run_dir: str | Path | None = None, quiet: bool = False):
+    def __init__(self, env: VecEnv, cfg: TrainConfig, task: str, run_dir: str | Path | None = None, quiet: bool = False,
+                 teacher: dict[str, Any] | None = None):
+        """``teacher`` (distillation): a teacher record (``rl_core.distillation.load_teacher``, or the one in the
+        checkpoint being resumed); None: loaded from ``cfg.algorithm.teacher``."""
         self.env, self.cfg, self.task, self.quiet = env, cfg, task, quiet
+        self.distill = cfg.algorithm.distillation
         # Only rank 0 writes (logs, checkpoints, summary) under torchrun.
         self.run_dir = Path(run_dir) if run_dir is not None and distributed.is_main() else None
         rc = cfg.runner
@@ -46,15 +52,22 @@ class OnPolicyRunner:
 
         self.policy = ActorCritic.for_env(env, cfg.policy).to(self.device)
         self.total_iterations = cfg.total_iterations
-        mirrors = Mirrors(env.mirror_obs, env.mirror_actions) if isinstance(env, Symmetric) else None
-        self.alg = PPO(self.policy, cfg.algorithm, self.total_iterations, self.device, mirrors)
+        self.alg: PPO | Distillation
+        if self.distill:
+            self.alg = Distillation(self.policy, cfg.algorithm, self.total_iterations, self.device, env.obs_dims,
+                                    env.action_spec, teacher)
+        else:
+            mirrors = Mirrors(env.mirror_obs, env.mirror_actions) if isinstance(env, Symmetric) else None
+            self.alg = PPO(self.policy, cfg.algorithm, self.total_iterations, self.device, mirrors)
         head = self.policy.head
+        # Distillation stores no critic observations (no critic is trained) but the teacher's actions.
         self.storage = RolloutStorage(rc.num_steps_per_env, env.num_envs, self.policy.obs_shape,
-                                      self.policy.critic_obs_shape if self.policy.asymmetric else None,
+                                      self.policy.critic_obs_shape if self.policy.asymmetric and not self.distill else None,
                                       head.action_dim, head.param_dim, self.device, obs_dtype(env),
-                                      self.policy.hidden_shape(env.num_envs))
+                                      self.policy.hidden_shape(env.num_envs),
+                                      teacher_action_dim=head.action_dim if self.distill else 0)
         self.reward_normalizer = (ReturnNormalizer(env.num_envs, cfg.algorithm.gamma, self.device)
-                                  if cfg.algorithm.normalize_rewards else None)
+                                  if cfg.algorithm.normalize_rewards and not self.distill else None)
 
         self.iteration = 0
         self.env_steps = 0
@@ -74,6 +87,7 @@ class OnPolicyRunner:
         self._ret_buf = torch.zeros(T, N, device=self.device)
         self._len_buf = torch.zeros(T, N, device=self.device)
         self._invalid_count = torch.zeros((), device=self.device)
+        self._zeros = torch.zeros(N, device=self.device)  # distillation stores no log-probabilities or values
         # The env's own per-episode values (info["episode_stats"]), NaN where none ended: [T, N] per name.
         self._stat_bufs: dict[str, torch.Tensor] = {}
         self.recent_stats: dict[str, deque[float]] = {}
@@ -85,23 +99,35 @@ class OnPolicyRunner:
 
     @torch.inference_mode()
     def collect(self) -> dict[str, torch.Tensor]:
-        """Fill the storage with ``T`` steps of every env and compute advantages. Returns env log sums."""
+        """Fill the storage with ``T`` steps of every env and compute advantages (distillation: the teacher's labels
+        instead, no values). Returns env log sums."""
         policy, head, storage = self.policy, self.policy.head, self.storage
         discrete = self.env.action_spec.discrete
         obs, hidden = self.obs, self.hidden
         assert obs is not None
+        distill = self.alg if isinstance(self.alg, Distillation) else None
         log_sums: dict[str, torch.Tensor] = {}
         storage.clear()
         self._invalid_count.zero_()
         for t in range(storage.T):
-            pol_obs, critic_obs = obs["policy"], obs.get("critic")
-            policy.update_normalizers(pol_obs, critic_obs)
-            obs_n = policy.obs_normalizer(pol_obs)
-            critic_n = policy.critic_obs_normalizer(critic_obs) if policy.asymmetric else obs_n
+            pol_obs = obs["policy"]
+            labels = None
             # Recurrent: `hidden` is the state before this step (stored), `next_hidden` the state after it.
-            params, values, next_hidden = policy.rollout_step(obs_n, critic_n, hidden)
-            actions = head.sample(params, self.generator)
-            log_probs = head.log_prob(params, actions)
+            if distill is not None:  # DAgger: the student acts (actor only), the teacher labels the same step
+                policy.update_normalizers(pol_obs, None)
+                obs_n = critic_n = policy.obs_normalizer(pol_obs)
+                params, next_hidden = policy.actor_step(obs_n, hidden)
+                actions = head.sample(params, self.generator)
+                log_probs = values = self._zeros
+                labels = distill.label(obs[self.cfg.algorithm.teacher_obs])
+            else:
+                critic_obs = obs.get("critic")
+                policy.update_normalizers(pol_obs, critic_obs)
+                obs_n = policy.obs_normalizer(pol_obs)
+                critic_n = policy.critic_obs_normalizer(critic_obs) if policy.asymmetric else obs_n
+                params, values, next_hidden = policy.rollout_step(obs_n, critic_n, hidden)
+                actions = head.sample(params, self.generator)
+                log_probs = head.log_prob(params, actions)
 
             next_obs, rewards, terminated, truncated, info = self.env.step(
                 actions.squeeze(-1).long() if discrete else head.env_action(actions))  # type: ignore[operator]  # Gaussian heads only
@@ -110,7 +136,7 @@ class OnPolicyRunner:
 
             final_values = None
             final_obs = info.get("final_obs")
-            if final_obs is not None:
+            if final_obs is not None and distill is None:
                 final_obs = self._to_device(final_obs)
                 final_critic = final_obs["critic"] if policy.asymmetric else final_obs["policy"]
                 # With memory: the final observation continues the finished episode, so it is read in the state
@@ -136,15 +162,16 @@ class OnPolicyRunner:
                 self._invalid_count += invalid.sum()
             learn_rewards = self.reward_normalizer(rewards, done) if self.reward_normalizer is not None else rewards
             storage.add(obs_n, critic_n if policy.asymmetric else None, actions, log_probs, params, values,
-                        learn_rewards, terminated, truncated, final_values, invalid, hidden)
+                        learn_rewards, terminated, truncated, final_values, invalid, hidden, labels)
             if next_hidden is not None:  # a new episode starts from the zero state (no host sync)
                 ended = done if invalid is None else done | invalid
                 hidden = next_hidden.masked_fill_(ended.view(1, 1, -1, 1), 0.0)
             obs = next_obs
 
-        critic_last = obs["critic"] if policy.asymmetric else obs["policy"]
-        last_values = policy.value_with_state(policy.critic_obs_normalizer(critic_last), hidden)
-        storage.compute_returns(last_values, self.cfg.algorithm.gamma, self.cfg.algorithm.lam)
+        if distill is None:
+            critic_last = obs["critic"] if policy.asymmetric else obs["policy"]
+            last_values = policy.value_with_state(policy.critic_obs_normalizer(critic_last), hidden)
+            storage.compute_returns(last_values, self.cfg.algorithm.gamma, self.cfg.algorithm.lam)
         self.obs, self.hidden = obs, hidden
         return {k: v / storage.T for k, v in log_sums.items()}
 
@@ -174,7 +201,7 @@ class OnPolicyRunner:
                 self.alg.set_iteration(self.iteration)
                 env_log = self.collect()
                 t1 = time.perf_counter()
-                explained_var = self._explained_variance()
+                explained_var = None if self.distill else self._explained_variance()
                 with torch.no_grad():  # a logged value: no autograd graph may outlive it (CUDA-graph capture)
                     mean_std = self.policy.head.mean_std()
                 losses = self.alg.update(self.storage, self.generator)
@@ -228,23 +255,22 @@ class OnPolicyRunner:
         return torch.where(var > 0, 1.0 - (returns - values).var() / var, torch.zeros_like(var))
 
     def _reduce(self, env_log: dict[str, torch.Tensor], losses: dict[str, torch.Tensor],
-                explained_var: torch.Tensor, mean_std: torch.Tensor) -> dict[str, float]:
+                explained_var: torch.Tensor | None, mean_std: torch.Tensor) -> dict[str, float]:
         done = self._done_buf
         # Finished episodes of this rollout, in time order: one transfer of a small tensor.
         finished = torch.stack([self._ret_buf.T[done.T], self._len_buf.T[done.T]]).cpu()
         self.recent_returns.extend(finished[0].tolist())
         self.recent_lengths.extend(finished[1].tolist())
-        names = {
-            "Loss/value": "value_loss", "Loss/surrogate": "surrogate_loss", "Loss/entropy": "entropy",
-            "Loss/learning_rate": "learning_rate", "Loss/grad_norm": "grad_norm", "Policy/kl": "kl",
-            "Policy/approx_kl": "approx_kl", "Policy/clip_fraction": "clip_fraction", "Policy/entropy": "entropy",
-            "Loss/minibatch_updates": "num_minibatch_updates",
-        }
-        keys = list(names) + ["Policy/explained_variance", "Policy/mean_std", "Train/invalid_transitions",
-                              "Train/nonfinite_updates", "Train/parameters_finite"] + [f"Env/{k}" for k in env_log]
+        names = self.alg.LOG_NAMES  # each algorithm's own scalars
+        keys = list(names) + ["Policy/mean_std", "Train/invalid_transitions", "Train/nonfinite_updates",
+                              "Train/parameters_finite"]
         values = [losses[v].float().reshape(()) for v in names.values()] + [
-            explained_var.reshape(()), mean_std.reshape(()).to(self.device), self._invalid_count.float(),
+            mean_std.reshape(()).to(self.device), self._invalid_count.float(),
             losses["nonfinite_updates"].float(), self._parameters_finite().float()]
+        if explained_var is not None:  # PPO's critic
+            keys.append("Policy/explained_variance")
+            values.append(explained_var.reshape(()))
+        keys += [f"Env/{k}" for k in env_log]
         values += [v.float().reshape(()) for v in env_log.values()]
         stacked = distributed.all_reduce_mean_(torch.stack([v.to(self.device) for v in values]))  # means over ranks
         out = dict(zip(keys, stacked.tolist()))
@@ -306,6 +332,10 @@ class OnPolicyRunner:
     def load_state_dict(self, data: dict[str, Any], source: str = "checkpoint") -> None:
         """Restore everything needed to continue exactly (policy, optimizer, lr, normalizers, RNG, counters, env)."""
         ckpt.check_compatible(data, self.task, self.env, source)
+        saved = data.get("config", {}).get("algorithm", {}).get("name", "ppo")
+        if saved != self.cfg.algorithm.name:
+            raise CheckpointError(f"checkpoint error: {source} was trained with algorithm.name={saved}, this run has "
+                                  f"algorithm.name={self.cfg.algorithm.name}; resume with the same algorithm")
         self.policy.load_state_dict(data["policy"])
         self.alg.load_state_dict(data["algorithm"])
         if self.reward_normalizer is not None and data.get("reward_normalizer") is not None:

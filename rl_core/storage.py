@@ -2,12 +2,13 @@
 
 Observations keep the env's shape and element type: pixel observations stay uint8 (the CNN scales them).
 Recurrent policies also store, per step, the recurrent state the policy had BEFORE the step, and learn from
-minibatches of whole trajectory segments (``recurrent_minibatches``).
+minibatches of whole trajectory segments (``recurrent_minibatches``). Distillation also stores the teacher's
+action of every step (``teacher_actions``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from typing import Any
 
 import torch
@@ -21,8 +22,9 @@ class RolloutStorage:
 
     def __init__(self, T: int, N: int, obs_shape: int | tuple[int, ...], critic_obs_shape: int | tuple[int, ...] | None,
                  action_dim: int, param_dim: int, device: torch.device, obs_dtype: torch.dtype = torch.float32,
-                 hidden_shape: tuple[int, ...] = ()):
-        """``hidden_shape``: the policy's recurrent state ``(K, L, N, H)``, or ``()`` for a memoryless policy."""
+                 hidden_shape: tuple[int, ...] = (), teacher_action_dim: int = 0):
+        """``hidden_shape``: the policy's recurrent state ``(K, L, N, H)``, or ``()`` for a memoryless policy.
+        ``teacher_action_dim`` > 0 (distillation): also keep the teacher's action of every step."""
         self.T, self.N, self.device = T, N, device
         f: dict[str, Any] = dict(device=device, dtype=torch.float32)
         o: dict[str, Any] = dict(device=device, dtype=obs_dtype)
@@ -46,13 +48,17 @@ class RolloutStorage:
         if hidden_shape:
             K, L, _, H = hidden_shape
             self.hidden = torch.zeros(T, N, K, L, H, **f)
+        self.teacher_actions: torch.Tensor | None = (
+            torch.zeros(T, N, teacher_action_dim, **f) if teacher_action_dim > 0 else None)
+        """Distillation: the teacher's (deterministic) action at each step, ``[T, N, A]`` (None otherwise)."""
         self.step = 0
 
     def add(self, obs: torch.Tensor, critic_obs: torch.Tensor | None, actions: torch.Tensor, log_probs: torch.Tensor,
             dist_params: torch.Tensor, values: torch.Tensor, rewards: torch.Tensor, terminated: torch.Tensor,
             truncated: torch.Tensor, final_values: torch.Tensor | None, invalid: torch.Tensor | None = None,
-            hidden: torch.Tensor | None = None) -> None:
-        """``hidden``: the recurrent state ``[K, L, N, H]`` the policy had before this step (recurrent only)."""
+            hidden: torch.Tensor | None = None, teacher_actions: torch.Tensor | None = None) -> None:
+        """``hidden``: the recurrent state ``[K, L, N, H]`` the policy had before this step (recurrent only);
+        ``teacher_actions``: the teacher's labels of this step (distillation only)."""
         t = self.step
         if t >= self.T:
             raise RuntimeError("RolloutStorage is full; call clear() after the update")
@@ -60,6 +66,10 @@ class RolloutStorage:
             if hidden is None:
                 raise ValueError("this storage is recurrent: add() needs the hidden state before the step")
             self.hidden[t].copy_(hidden.permute(2, 0, 1, 3))
+        if self.teacher_actions is not None:
+            if teacher_actions is None:
+                raise ValueError("this storage keeps teacher actions: add() needs them")
+            self.teacher_actions[t].copy_(teacher_actions)
         self.obs[t].copy_(obs)
         if self.critic_obs is not None and critic_obs is not None:
             self.critic_obs[t].copy_(critic_obs)
@@ -102,6 +112,8 @@ class RolloutStorage:
         }
         if self.critic_obs is not None:
             flat["critic_obs"] = self.critic_obs.reshape(B, *self.critic_obs.shape[2:])
+        if self.teacher_actions is not None:
+            flat["teacher_actions"] = self.teacher_actions.reshape(B, -1)
         return flat
 
     def minibatch_indices(self, num_mini_batches: int, num_epochs: int, generator: torch.Generator | None
@@ -151,15 +163,18 @@ class RolloutStorage:
         env = torch.arange(N, device=dev).repeat_interleave(T)[starts]
         return {"index": index, "mask": mask, "env": env, "start": sample[starts]}
 
-    def recurrent_minibatches(self, num_mini_batches: int, num_epochs: int, generator: torch.Generator | None
-                              ) -> Iterator[dict[str, torch.Tensor]]:
+    def recurrent_minibatches(self, num_mini_batches: int, num_epochs: int, generator: torch.Generator | None,
+                              keys: Collection[str] | None = None) -> Iterator[dict[str, torch.Tensor]]:
         """rsl_rl's scheme: per epoch, the envs in a fresh random order split into ``num_mini_batches`` groups;
         a minibatch is every trajectory segment of one group, padded ``[T, M, ...]``, with ``hidden [K, L, M, H]``
         the stored state at each segment's start. Padded steps get weight 0 (so every loss mean ignores them);
-        the other per-sample entries are flattened time-major to ``[T * M]`` like the memoryless batches."""
+        the other per-sample entries are flattened time-major to ``[T * M]`` like the memoryless batches.
+        ``keys``: gather only these entries of ``flat()`` (None: all)."""
         assert self.hidden is not None
         layout = self.trajectory_layout()
         flat = self.flat()
+        if keys is not None:
+            flat = {k: v for k, v in flat.items() if k in keys}
         hidden_flat = self.hidden.reshape(self.T * self.N, *self.hidden.shape[2:])
         size = self.N // num_mini_batches
         for _ in range(num_epochs):

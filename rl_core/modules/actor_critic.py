@@ -95,9 +95,11 @@ class ActorCritic(nn.Module):
 
     # -- normalization (statistics change only through update_normalizers, during collection)
     def update_normalizers(self, obs: torch.Tensor, critic_obs: torch.Tensor | None) -> None:
+        """Merge a batch into the running statistics; ``critic_obs`` None leaves a separate critic normalizer
+        as it is (distillation trains no critic)."""
         if isinstance(self.obs_normalizer, RunningNormalizer):
             self.obs_normalizer.update(obs)
-            if self.asymmetric:
+            if self.asymmetric and critic_obs is not None:
                 self.critic_obs_normalizer.update(critic_obs)  # type: ignore[operator]
 
     # -- on normalized observations (rollout and update)
@@ -151,6 +153,24 @@ class ActorCritic(nn.Module):
         encoder = self.critic_encoder if self.critic_encoder is not None else self.encoder
         yc, hc = self.critic_memory(encoder(critic_obs_n), hc)
         return self.head.params(self.actor(ya)), self.critic(yc).squeeze(-1), torch.cat([ha, hc])
+
+    def actor_step(self, obs_n: torch.Tensor, hidden: torch.Tensor | None
+                   ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """``rollout_step`` without the critic: ``(dist params, next state)``. The critic's part of the whole
+        state is passed through unchanged (distillation carries the same state layout as PPO)."""
+        if self.actor_memory is None or hidden is None:
+            return self.dist_params(obs_n), None
+        ha, hc = self._split(hidden)
+        ya, ha = self.actor_memory(self.encoder(obs_n), ha)
+        return self.head.params(self.actor(ya)), torch.cat([ha, hc])
+
+    def sequence_params(self, obs_n: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor:
+        """``sequence_params_and_value`` without the critic: dist params ``[T * M, P]`` of padded trajectories
+        ``[T, M, ...]`` from their initial whole states ``[K, L, M, H]``."""
+        assert self.actor_memory is not None
+        T, M = obs_n.shape[:2]
+        ya, _ = self.actor_memory(self.encoder(obs_n), self.actor_hidden(hidden))
+        return self.head.params(self.actor(ya.reshape(T * M, -1)))
 
     def value_with_state(self, critic_obs_n: torch.Tensor, hidden: torch.Tensor | None) -> torch.Tensor:
         """V(obs) in the given whole actor-critic state (``value`` without memory); the state is not advanced."""
