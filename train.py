@@ -115,7 +115,7 @@ def print_help(parser: argparse.ArgumentParser, task: str | None) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_intermixed_args(argv)  # overrides may come before and after flags
     return run_reporting_errors(lambda: _dispatch(parser, args), args.debug)
 
 
