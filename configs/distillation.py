@@ -36,7 +36,7 @@ def distill_config(base: TrainConfig, gpu: bool = False) -> TrainConfig:
         algorithm=PPOConfig(name="distillation", teacher=None, teacher_obs="critic", distillation_loss="mse",
                             learning_rate=1e-3, schedule="fixed", num_learning_epochs=2, num_mini_batches=4,
                             max_grad_norm=1.0),
-        runner=dataclasses.replace(base.runner, max_iterations=300 if gpu else 80,
+        runner=dataclasses.replace(base.runner, max_iterations=300 if gpu else 95,
                                    save_interval=base.runner.save_interval if gpu else 20))
 
 

@@ -26,6 +26,7 @@ from rl_core.config_io import from_dict
 from rl_core.env_api import ActionSpec
 from rl_core.errors import CheckpointError, ConfigError, UserError
 from rl_core.modules.actor_critic import ActorCritic
+from rl_core.ppo import iteration_means
 from rl_core.storage import RolloutStorage, gather
 
 BATCH_KEYS = ("obs", "teacher_actions", "weights")
@@ -186,12 +187,7 @@ class Distillation:
             for k, v in self._step(batch).items():
                 sums[k] = sums[k] + v if k in sums else v.clone()
             count += 1
-        nonfinite = sums.pop("nonfinite")
-        out = {k: v / count for k, v in sums.items()}
-        out["learning_rate"] = self.lr.clone()
-        out["num_minibatch_updates"] = torch.tensor(float(count))
-        out["nonfinite_updates"] = nonfinite
-        return out
+        return iteration_means(sums, count, self.lr)
 
     # -- checkpoint
     def state_dict(self) -> dict:

@@ -81,6 +81,17 @@ def kl_mean(kl: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
     return (kl * weights).sum() / weights.sum().clamp(min=1.0)
 
 
+def iteration_means(sums: dict[str, torch.Tensor], count: int, lr: torch.Tensor) -> dict[str, torch.Tensor]:
+    """An update's result: the means over its ``count`` minibatches of the summed metrics, the learning rate, the
+    number of minibatch updates and of non-finite ones (on device, no sync)."""
+    nonfinite = sums.pop("nonfinite")
+    out = {k: v / count for k, v in sums.items()}
+    out["learning_rate"] = lr.clone()
+    out["num_minibatch_updates"] = torch.tensor(float(count))
+    out["nonfinite_updates"] = nonfinite
+    return out
+
+
 def adaptive_lr(lr: torch.Tensor, kl: torch.Tensor, desired_kl: float) -> torch.Tensor:
     """rsl_rl / Brax rule without a host sync: shrink by 1.5 if KL > 2x target, grow by 1.5 if 0 < KL < target/2."""
     down = torch.clamp(lr / 1.5, min=LR_MIN)
@@ -207,12 +218,7 @@ class PPO:
             count += 1
             if cfg.target_kl is not None and bool(metrics["kl"] > cfg.target_kl):  # opt-in early stop: one sync
                 break
-        nonfinite = sums.pop("nonfinite")
-        out = {k: v / count for k, v in sums.items()}
-        out["learning_rate"] = self.lr.clone()
-        out["num_minibatch_updates"] = torch.tensor(float(count))
-        out["nonfinite_updates"] = nonfinite
-        return out
+        return iteration_means(sums, count, self.lr)
 
     # -- checkpoint
     def state_dict(self) -> dict:
