@@ -15,7 +15,7 @@ import dataclasses
 
 import torch
 
-from rl_core.ppo import LR_MIN
+from rl_core.ppo import LR_MIN, PPO
 
 
 def main() -> None:
@@ -36,15 +36,18 @@ def main() -> None:
                                                               max_iterations=args.iterations))
     env = spec.make_env(cfg.env, torch.device(cfg.runner.device))
     runner = OnPolicyRunner(env, cfg, args.task, run_dir=None, quiet=True)
+    alg = runner.alg
+    if not isinstance(alg, PPO):
+        raise SystemExit("error: lr_trace follows PPO's learning rate (algorithm.name=ppo)")
     trace: list[tuple[float, float]] = []
-    step = runner.alg._optimizer_step
+    step = alg._optimizer_step
 
     def traced(loss: torch.Tensor, metrics: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         out = step(loss, metrics)
-        trace.append((float(runner.alg.lr), float(metrics["kl"])))
+        trace.append((float(alg.lr), float(metrics["kl"])))
         return out
 
-    runner.alg._optimizer_step = traced  # type: ignore[method-assign]
+    alg._optimizer_step = traced  # type: ignore[method-assign]
     a = cfg.algorithm
     print(f"{args.task}: {cfg.env.num_envs} envs x {cfg.runner.num_steps_per_env} steps, {a.num_learning_epochs} epochs "
           f"x {a.num_mini_batches} minibatches, schedule {a.schedule}, desired_kl {a.desired_kl}")
