@@ -44,8 +44,12 @@ def test_play_writes_locomotion_metrics_video_and_gait_plot(checkpoint, tmp_path
     assert metrics["episodes"] == 4
     swing = {f"swing_{leg}_foot" for leg in ("FR", "FL", "RR", "RL")}  # each foot's fraction of steps in the air
     assert set(metrics) == {"task", "checkpoint", "iteration", "episodes", "mean_episode_return", "mean_episode_length",
-                            "fall_rate", "lin_vel_tracking_error", "yaw_rate_tracking_error", "by_command", "success"} | swing
+                            "fall_rate", "lin_vel_tracking_error", "yaw_rate_tracking_error", "by_command", "success",
+                            "duty_factor_difference"} | swing
     assert all(0.0 <= metrics[k] <= 1.0 for k in swing | {"success"})  # success: the env's episode_stats
+    # left minus right feet's time on the ground = right minus left feet's time in the air, per pair
+    pairs = (metrics["swing_FR_foot"] - metrics["swing_FL_foot"] + metrics["swing_RR_foot"] - metrics["swing_RL_foot"]) / 2
+    assert abs(metrics["duty_factor_difference"] - pairs) < 1e-6
     for key in ("mean_episode_return", "mean_episode_length", "fall_rate", "lin_vel_tracking_error",
                 "yaw_rate_tracking_error"):
         assert isinstance(metrics[key], float)
