@@ -35,6 +35,20 @@ _FATAL_OVERFLOWS = ("NEFC", "NJMAX_NNZ", "BROADPHASE", "NARROWPHASE", "CCD", "HF
 """Overflow flags that mean a world lost contacts or constraints (the solver-iteration ones only mean it
 stopped at its iteration limit, as MuJoCo C does)."""
 
+PRELOAD_MODULES = ("forward", "smooth", "sensor", "passive", "constraint", "solver", "support", "derivative")
+"""mujoco_warp's module-level kernel modules that a step of our models uses (``derivative``: the humanoid's
+implicit damping), its largest compiles. They are compiled, or read from the cache, in parallel before the first
+step: on the CPU a cold build of quadruped-flat takes 20 s instead of 25 s; on an H100 the seven largest took 22 s
+together (forward alone 21.6 s) where one after the other they take 68 s (bench/RESULTS.md). The kernels
+mujoco_warp generates for a model (about 30 modules) still load one by one during that first step. A module
+missing here only loads later, serially; an extra one costs its compile."""
+
+
+def preload_kernels(wp: Any, device: Any) -> None:
+    """Compile (or read from the kernel cache) ``PRELOAD_MODULES`` on ``device`` with one worker per core (at most 8)."""
+    modules = [wp.get_module(f"mujoco_warp._src.{name}") for name in PRELOAD_MODULES]
+    wp.force_load(device=device, modules=modules, max_workers=min(8, os.cpu_count() or 1))
+
 
 def import_warp() -> tuple[Any, Any]:
     """``(warp, mujoco_warp)``, initialized quietly with our kernel cache; one-line error when not installed."""
@@ -84,6 +98,7 @@ class WarpPhysics:
             self.device = torch.device("cuda", torch.cuda.current_device())
         self.nsubsteps = nsubsteps
         self._wdev = wp.device_from_torch(self.device)
+        preload_kernels(wp, self._wdev)
         with wp.ScopedDevice(self._wdev):
             self.m = mjw.put_model(model, batch_sizes={name: num_envs for name in model_fields})
             self.m.opt.warn_overflow = 0  # overflows are read per world from d.overflow, not printed by kernels
