@@ -37,10 +37,10 @@ stopped at its iteration limit, as MuJoCo C does)."""
 
 PRELOAD_MODULES = ("forward", "smooth", "sensor", "passive", "constraint", "solver", "support", "derivative")
 """mujoco_warp's module-level kernel modules that a step of our models uses (``derivative``: the humanoid's
-implicit damping), its largest compiles. They are compiled, or read from the cache, in parallel before the first
+implicitfast integrator), its largest compiles. They are compiled, or read from the cache, in parallel before the first
 step: on the CPU a cold build of quadruped-flat takes 20 s instead of 25 s; on an H100 the seven largest took 22 s
 together (forward alone 21.6 s) where one after the other they take 68 s (bench/RESULTS.md). The kernels
-mujoco_warp generates for a model (about 30 modules) still load one by one during that first step. A module
+mujoco_warp generates for a model (34 modules for quadruped-flat) still load one by one during that first step. A module
 missing here only loads later, serially; an extra one costs its compile."""
 
 
