@@ -173,18 +173,23 @@ class KernelWatch:
 
 
 # --------------------------------------------------------------------------------------- ahead of time
-def aot_compile(wp: Any, arches: list[int], module_names: list[str] | None = None) -> list[Path]:
+def aot_compile(wp: Any, arches: list[int], module_names: list[str] | None = None,
+                workers: int | None = None) -> list[Path]:
     """Compile Warp modules for CUDA architectures ``arches`` into the kernel cache, on a machine with or without a
     GPU (Warp's NVRTC is linked into warp-lang). For each architecture both files a CUDA load may look for are
     written: ``.sm<arch>.ptx`` (what Warp loads when the driver is at least as new as its toolkit) and
     ``.sm<arch>.cubin`` (older drivers). ``module_names``: Warp module names (default: every module loaded in this
-    process, i.e. after a CPU step of the model). Returns the files written or already there."""
+    process, i.e. after a CPU step of the model). ``workers`` threads compile at once (default: one per core; Warp
+    generates code under a lock and runs NVRTC outside it). Returns the files written or already there."""
+    from concurrent.futures import ThreadPoolExecutor
+
     modules = wp._src.context.user_modules
     names = module_names if module_names is not None else [n for n, m in modules.items() if m.execs]
-    out: list[Path] = []
-    for name in names:
-        module = modules[name]
-        for arch in arches:
-            for use_ptx in (True, False):
-                out.extend(Path(p) for p in wp.compile_aot_module(module, arch=arch, use_ptx=use_ptx))
-    return out
+    jobs = [(modules[name], arch, use_ptx) for name in names for arch in arches for use_ptx in (True, False)]
+
+    def build(job: tuple[Any, int, bool]) -> list[Path]:
+        module, arch, use_ptx = job
+        return [Path(p) for p in wp.compile_aot_module(module, arch=arch, use_ptx=use_ptx)]
+
+    with ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1) as pool:
+        return [path for paths in pool.map(build, jobs) for path in paths]
