@@ -47,7 +47,8 @@ def test_after_warmup_a_warp_run_compiles_nothing(cold_cache: dict[str, str], tm
                 "1", "--run-dir", str(tmp_path / "run"), "--quiet"], cold_cache)
     assert run.returncode == 0, run.stderr[-2000:]
     log = run.stdout + run.stderr
-    assert re.findall(r"load on device 'cpu' took [\d.]+ ms \(cached\)", log), log[-2000:]
+    cached = re.findall(r"load on device 'cpu' took [\d.]+ ms\s+\(cached\)", log)
+    assert len(cached) >= summary["modules"], log[-2000:]
     assert "(compiled)" not in log, [line for line in log.splitlines() if "(compiled)" in line]
     m = re.search(r"kernels: (\d+) modules from cache in [\d.]+ s \(cpu\)", log)
     assert m and int(m.group(1)) == summary["modules"], log[-2000:]
