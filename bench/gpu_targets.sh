@@ -14,27 +14,16 @@ set -uo pipefail
 final=${1:?usage: gpu_targets.sh OUT_DIR}
 COLD_S=${COLD_S:-100} TARGET_S=${TARGET_S:-60} HUMANOID_S=${HUMANOID_S:-210} EVAL_EVERY=${EVAL_EVERY:-50}
 out=/tmp/gpu_targets
-rm -rf "$out" && mkdir -p "$out/eval" "$final"
+rm -rf "$out" && mkdir -p "$out" "$final"
 trap 'cp "$out/log.txt" "$final/"; tar cf "$final/results.tar" -C "$out" .' EXIT
 export PYTHONUNBUFFERED=1 PYTHONPATH="${PYTHONPATH:+$PYTHONPATH:}$PWD"
 export LEGGED_MJX_WARP_CACHE=${LEGGED_MJX_WARP_CACHE:-$PWD/.warpcache}
 log="$out/log.txt"
 root=$(cd "$(dirname "$0")/.." && pwd)
 
-train_stage() {  # train_stage NAME SECONDS ARGS...: train.py in /tmp/NAME, stopped by SIGINT after SECONDS
-  local name=$1 limit=$2; shift 2
-  local run=/tmp/$name t0
-  echo "=== $name ($(date +%T)): train.py $* (SIGINT after $limit s)" | tee -a "$log"
-  rm -rf "$run"; t0=$(date +%s.%N)
-  timeout -s INT "$limit" python3 train.py --run-dir "$run" "$@" 2>&1 | python3 "$root/bench/stamp.py" "$t0" \
-    | tee -a "$log" > "$out/$name.log"
-  echo "=== $name: command to exit $(python3 -c "import time; print(round(time.time() - $t0, 1))") s" | tee -a "$log"
-  python3 "$root/bench/stamp.py" --checkpoints "$run" "$t0" "$out/$name" | tee -a "$log"
-}
+source "$root/bench/gpu_stage.sh"
 
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee -a "$log"
-python3 -c "import torch, warp, mujoco, mujoco_warp; print('torch', torch.__version__, 'warp', warp.__version__,
-'mujoco', mujoco.__version__, 'mujoco_warp', mujoco_warp.__version__)" 2>&1 | tail -1 | tee -a "$log"
+versions
 echo "kernel cache: $LEGGED_MJX_WARP_CACHE ($(find "$LEGGED_MJX_WARP_CACHE" -type f 2>/dev/null | wc -l) files)" | tee -a "$log"
 
 LEGGED_MJX_WARP_VERBOSE=1 train_stage quad_cold "$COLD_S" --task quadruped-flat runner.save_interval=10
@@ -55,12 +44,5 @@ timeout 90 python3 -m bench.env_throughput --backend warp --device cuda --num-en
   --json "$out/env_warp.json" 2>&1 | tail -8 | tee -a "$log"
 
 echo "=== native evaluation: every ${EVAL_EVERY}th checkpoint and the last ($(date +%T))" | tee -a "$log"
-for run in /tmp/quad_cold /tmp/quad60 /tmp/humanoid; do
-  ls "$run"/checkpoints/model_*.pt 2>/dev/null | sort -t_ -k2 -n \
-    | awk -F'[_.]' -v e="$EVAL_EVERY" '{n = $(NF-1); last = $0} n % e == 0 {print} END {if (n % e) print last}'
-done > "$out/to_eval.txt"
-xargs -P 8 -I{} sh -c 'f={}; n=$(basename "$(dirname "$(dirname "$f")")")_$(basename "$f" .pt)
-  CUDA_VISIBLE_DEVICES= OMP_NUM_THREADS=2 timeout 120 python3 play.py --checkpoint "$f" --episodes 100 \
-    --backend native --json "$0/$n.json" > "$0/$n.txt" 2>&1' "$out/eval" < "$out/to_eval.txt"
-python3 "$root/bench/stamp.py" --evaluations "$out/eval" | tee -a "$log"
+evaluate_runs "$EVAL_EVERY" /tmp/quad_cold /tmp/quad60 /tmp/humanoid
 echo "=== done ($(date +%T))" | tee -a "$log"

@@ -98,6 +98,11 @@ class WarpPhysics:
             self.device = torch.device("cuda", torch.cuda.current_device())
         self.nsubsteps = nsubsteps
         self._wdev = wp.device_from_torch(self.device)
+        from envs.physics.warp_kernels import KernelWatch
+
+        self.kernels = KernelWatch(wp, mjw, model, self._wdev)
+        """The first step's kernel report (``kernels.report`` once the step ran)."""
+        self.kernels.start()  # says whether this model's kernels will compile; the first step reports what they did
         preload_kernels(wp, self._wdev)
         with wp.ScopedDevice(self._wdev):
             self.m = mjw.put_model(model, batch_sizes={name: num_envs for name in model_fields})
@@ -147,6 +152,7 @@ class WarpPhysics:
         for k, v in self._state.items():  # the warm-up step moved the state: put it back
             v.copy_(saved[k])
         self._graph = cap.graph
+        self.kernels.finish()
 
     def step(self, ctrl: torch.Tensor) -> None:
         wp = self._wp

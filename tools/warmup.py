@@ -1,0 +1,119 @@
+"""Fill MuJoCo Warp's kernel cache for tasks ahead of training, so that a run's first step compiles nothing.
+
+    python -m tools.warmup --task quadruped-flat                      # this machine's GPU (else Warp's CPU device)
+    python -m tools.warmup --task quadruped-flat --task humanoid-flat --task quadruped-rough
+    python -m tools.warmup --task path/to/my_robot.py:flat env.num_envs=8192
+    python -m tools.warmup --task quadruped-flat --device cpu --arch 80,86,89,90  # + CUDA binaries, no GPU needed
+
+For each task it builds the env as ``train.py`` would on ``--device`` with ``env.backend=warp`` (the task's default
+number of envs for that device, and any ``section.field=value`` overrides), resets it and takes one step: every kernel
+module a training step uses is then compiled into Warp's cache (``LEGGED_MJX_WARP_CACHE``, default
+``~/.cache/legged-mjx/warp``) and the start-up manifest is written. Nothing is trained, nothing is written outside
+the cache. ``--arch`` also compiles every module loaded by that step for those CUDA architectures (PTX and CUBIN)
+with Warp's ahead-of-time compiler, which works on a machine without a GPU; see docs/backends.md for what that
+covers. Prints one line per task and a JSON summary with ``--json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from rl_core.errors import OneLineParser, UserError, run_reporting_errors
+
+
+def _arches(text: str) -> list[int]:
+    try:
+        return [int(a.strip().removeprefix("sm_")) for a in text.split(",") if a.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--arch {text!r}: CUDA architectures as comma-separated numbers, e.g. "
+                                         "80,86,89,90") from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = OneLineParser(description=__doc__.splitlines()[0])
+    p.add_argument("--task", action="append", required=True, help="task to warm up (repeatable): a registered name "
+                   "or path/to/file.py:name")
+    p.add_argument("--device", help="cuda, cuda:N or cpu (default: cuda when available, else cpu)")
+    p.add_argument("--arch", type=_arches, default=[], help="also compile for these CUDA architectures ahead of "
+                   "time, comma-separated, e.g. 80,86,89,90,100,120 (works without a GPU)")
+    p.add_argument("--json", type=Path, help="write a summary (per task: modules, compiled, seconds) to this file")
+    p.add_argument("--debug", action="store_true", help="show tracebacks instead of one-line errors")
+    p.add_argument("overrides", nargs="*", metavar="section.field=value", help="config overrides (env.num_envs=...)")
+    return p
+
+
+def warm_task(task: str, device: str, overrides: list[str], arches: list[int]) -> dict[str, Any]:
+    """Build ``task`` on Warp, take one step (compiles or loads every kernel), optionally compile for ``arches``."""
+    import torch
+
+    from configs.catalog import get_task
+    from envs.physics.warp import WarpPhysics, import_warp
+    from envs.physics.warp_kernels import aot_compile
+    from rl_core.config_io import apply_overrides, parse_override
+
+    spec = get_task(task)
+    cfg = spec.default_config()
+    values = dict(parse_override(text) for text in overrides)
+    if not hasattr(cfg.env, "backend"):
+        raise UserError(f"--task {task!r} is not a MuJoCo task with physics backends (nothing of Warp to warm up)")
+    cfg = apply_overrides(cfg, {**values, "env.backend": "warp", "runner.device": device})
+    if spec.check_dependencies is not None:
+        spec.check_dependencies()
+    if spec.validate is not None:
+        spec.validate(cfg.env)
+    t0 = time.perf_counter()
+    env = spec.make_env(cfg.env, torch.device(device))
+    try:
+        env.reset()
+        env.step(torch.zeros(env.num_envs, env.action_spec.n, device=env.device))
+        physics = getattr(env, "physics", None)
+        report = physics.kernels.report if isinstance(physics, WarpPhysics) else None
+    finally:
+        env.close()
+    result: dict[str, Any] = {"task": task, "device": device, "seconds": round(time.perf_counter() - t0, 2)}
+    if report is not None:
+        result.update(modules=report.modules, compiled=report.compiled, first_step_s=round(report.seconds, 2))
+    if arches:
+        wp, _ = import_warp()
+        t1 = time.perf_counter()
+        files = aot_compile(wp, arches)
+        result.update(arches=arches, aot_files=len(files), aot_s=round(time.perf_counter() - t1, 2))
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_intermixed_args(argv)
+    return run_reporting_errors(lambda: _run(args), args.debug)
+
+
+def _run(args: argparse.Namespace) -> int:
+    import torch
+
+    device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise UserError(f"--device {device!r} but no CUDA device is available; use --device cpu (with --arch for "
+                        "CUDA binaries built without a GPU)")
+    results = []
+    for task in args.task:
+        r = warm_task(task, device, args.overrides, args.arch)
+        results.append(r)
+        line = f"warmup {task} on {device}: {r['seconds']:.1f} s"
+        if "modules" in r:
+            line += f", {r['modules']} modules ({r['compiled']} compiled)"
+        if "aot_files" in r:
+            line += f"; ahead of time for sm_{', sm_'.join(map(str, r['arches']))}: {r['aot_files']} files in " \
+                    f"{r['aot_s']:.1f} s"
+        print(line, flush=True)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
