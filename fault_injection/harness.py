@@ -5,7 +5,7 @@
 
 Faults: a bad value for every CLI flag of train.py and play.py and for config overrides; damaged, foreign and
 malicious checkpoints (given to play.py and to train.py --resume); NaN physics; NaN learning; SIGKILL at random
-moments with a save every iteration (so some kills land inside a save); SIGINT; a full disk and a folder that
+moments with a save every iteration (so some kills land inside a save); a full disk and a folder that
 became read-only during a checkpoint save; and memory growth over many iterations. Each row says how often the fault was tried and what came of it. ``tests/test_faults.py`` uses
 the same helpers with fewer repeats.
 """
@@ -258,35 +258,64 @@ def nan_learning_run(run: Path, nan_after: int) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", code, "--task", "NanCartPole-v0", "--num-envs", "4", "--max-iterations",
                            "100", "--run-dir", str(run), "--quiet", "runner.num_steps_per_env=16",
                            "runner.save_interval=1"], capture_output=True, text=True, timeout=300, cwd=ROOT,
-                          env={**os.environ, NAN_AFTER_ENV: str(nan_after)})
+                          env={**os.environ, NAN_AFTER_ENV: str(nan_after)}, preexec_fn=sigint_default)
 
 
-class _Reader(threading.Thread):
-    """Collects a child's stdout lines as they come."""
+def sigint_default() -> None:
+    """``preexec_fn`` of every training child: SIGINT at its default disposition whatever the test process
+    inherited (a suite started from a background shell script runs with SIGINT ignored, and so would its children)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
-    def __init__(self, stream):
-        super().__init__(daemon=True)
-        self.stream, self.lines = stream, []
 
-    def run(self):
-        for line in self.stream:
-            self.lines.append(line)
+def sigint_ignored() -> None:
+    """``preexec_fn`` modelling ``nohup`` / a background job of a non-interactive shell: SIGINT ignored at start."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+class _Reader:
+    """Collects a child's stdout and stderr lines as they come (one thread each, so neither pipe fills up)."""
+
+    def __init__(self, proc: subprocess.Popen):
+        self.lines: list[str] = []
+        self.err_lines: list[str] = []
+        self._threads = [threading.Thread(target=self._pump, args=(stream, lines), daemon=True)
+                         for stream, lines in ((proc.stdout, self.lines), (proc.stderr, self.err_lines))]
+        for t in self._threads:
+            t.start()
+
+    @staticmethod
+    def _pump(stream: Any, lines: list[str]) -> None:
+        for line in stream:
+            lines.append(line)
+
+    def join(self, timeout: float) -> None:
+        for t in self._threads:
+            t.join(timeout=timeout)
+
+    @property
+    def stderr(self) -> str:
+        return "".join(self.err_lines)
 
     def iterations(self) -> list[int]:
         return [int(m.group(1)) for line in list(self.lines) if (m := re.match(r"it\s+(\d+)/", line))]
 
 
-def start_training(run: Path, resume: bool, save_interval: int = 1) -> tuple[subprocess.Popen, _Reader]:
-    """A CartPole train.py child (4 envs x 8 steps) printing a line per iteration; resumes ``run`` if asked."""
+def training_command(run: Path, resume: bool = False, save_interval: int = 1, extra: tuple[str, ...] = ()) -> list[str]:
+    """train.py on CartPole (4 envs x 8 steps), or ``--resume RUN``; ``extra``: more flags and overrides."""
     head = (["--resume", str(run)] if resume else
             ["--task", "CartPole-v1", "--num-envs", "4", "--run-dir", str(run), "runner.num_steps_per_env=8",
              f"runner.save_interval={save_interval}"])
-    proc = subprocess.Popen([sys.executable, str(ROOT / "train.py"), *head, "--max-iterations", "100000"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    reader = _Reader(proc.stdout)
-    reader.start()
-    return proc, reader
+    return [sys.executable, str(ROOT / "train.py"), *head, "--max-iterations", "100000", *extra]
+
+
+def start_training(run: Path, resume: bool, save_interval: int = 1, nohup: bool = False,
+                   extra: tuple[str, ...] = ()) -> tuple[subprocess.Popen, _Reader]:
+    """A CartPole train.py child printing a line per iteration (``training_command``); SIGINT at its default
+    disposition, or ignored (``nohup``)."""
+    proc = subprocess.Popen(training_command(run, resume, save_interval, extra), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                            preexec_fn=sigint_ignored if nohup else sigint_default)
+    return proc, _Reader(proc)
 
 
 def wait_for_iterations(proc: subprocess.Popen, reader: _Reader, n: int, timeout: float = 120.0) -> None:
@@ -295,7 +324,31 @@ def wait_for_iterations(proc: subprocess.Popen, reader: _Reader, n: int, timeout
         time.sleep(0.02)
     if len(reader.iterations()) < n:
         proc.kill()
-        raise RuntimeError(f"training child made no progress: {proc.stderr.read() if proc.stderr else ''}")
+        proc.wait(timeout=30)
+        reader.join(timeout=10)
+        raise RuntimeError(f"training child made no progress: {reader.stderr}")
+
+
+def wait_for_exit(proc: subprocess.Popen, timeout: float) -> int:
+    """The child's exit status; a child still running after ``timeout`` seconds is killed and reported."""
+    try:
+        return proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=30)
+        raise RuntimeError(f"training child still running {timeout:.0f} s after the signal; killed") from None
+
+
+def wait_for_save(folder: Path, timeout: float = 30.0) -> bool:
+    """Spin until a checkpoint's temporary file appears in ``folder`` (a save in progress); False on time-out."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            if any(e.name.endswith(".tmp") for e in os.scandir(folder)):
+                return True
+        except FileNotFoundError:
+            pass
+    return False
 
 
 def kill_round(run: Path, resume: bool, rng: random.Random, during_save: bool = False) -> dict[str, Any]:
@@ -306,33 +359,16 @@ def kill_round(run: Path, resume: bool, rng: random.Random, during_save: bool = 
     proc, reader = start_training(run, resume)
     wait_for_iterations(proc, reader, 2)
     if during_save:
-        folder, deadline = run / "checkpoints", time.time() + 30
-        while time.time() < deadline and not any(e.name.endswith(".tmp") for e in os.scandir(folder)):
-            pass
+        wait_for_save(run / "checkpoints")
     else:
         time.sleep(rng.uniform(0.0, 0.4))
     proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    wait_for_exit(proc, 30)
     reader.join(timeout=10)
     mid_save = bool(list((run / "checkpoints").glob(".model_*.tmp")))
     path, data = ckpt.load_newest(run)
     logged = max(reader.iterations())
     return {"logged": logged, "checkpoint": data["iteration"], "mid_save": mid_save, "env_steps": data["env_steps"]}
-
-
-def sigint_round(run: Path) -> dict[str, Any]:
-    """Start training (no periodic saves), send SIGINT after a few iterations; exit code, message, final save."""
-    from rl_core import checkpoint as ckpt
-
-    proc, reader = start_training(run, resume=False, save_interval=1_000_000)
-    wait_for_iterations(proc, reader, 3)
-    proc.send_signal(signal.SIGINT)
-    err = proc.stderr.read() if proc.stderr else ""
-    code = proc.wait(timeout=60)
-    reader.join(timeout=10)
-    _, data = ckpt.load_newest(run)
-    return {"code": code, "stderr": err, "logged": max(reader.iterations()), "checkpoint": data["iteration"],
-            "saved_line": any(line.startswith("interrupted: saved ") for line in reader.lines)}
 
 
 def nan_physics_round(seed: int) -> dict[str, Any]:
@@ -437,19 +473,16 @@ def disk_full_round(disk: Path, size_kib: int = 1024) -> dict[str, Any]:
     with small_disk(disk, size_kib):
         run = disk / "run"
         proc, reader = start_training(run, resume=False)
-        try:
-            code = proc.wait(timeout=300)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            raise
-        err = proc.stderr.read() if proc.stderr else ""
+        code = wait_for_exit(proc, 300)
         reader.join(timeout=10)
+        err = reader.stderr
         path, data = ckpt.load_newest(run)
         leftovers = list((run / "checkpoints").glob(".model_*.tmp"))
         safe = disk.parent / f"{disk.name}_copy"
         shutil.copytree(run, safe, dirs_exist_ok=True)
     resumed = subprocess.run([sys.executable, str(ROOT / "train.py"), "--resume", str(safe), "--max-iterations",
-                              str(data["iteration"] + 2)], capture_output=True, text=True, timeout=300)
+                              str(data["iteration"] + 2)], capture_output=True, text=True, timeout=300,
+                             preexec_fn=sigint_default)
     return {"code": code, "stderr": err, "logged": max(reader.iterations(), default=0), "checkpoint": data["iteration"],
             "newest": str(path), "leftovers": len(leftovers), "resume_code": resumed.returncode,
             "resume_stderr": resumed.stderr}
