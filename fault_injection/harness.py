@@ -250,12 +250,39 @@ class NanRewardCartPole:
         return Wrapper(gym.make("CartPole-v1", **kwargs).unwrapped)
 
 
+STEP_SLEEP_ENV = "LEGGED_MJX_STEP_SLEEP"
+"""Environment variable: seconds SlowCartPole sleeps in every step of every env."""
+
+
+class SlowCartPole:
+    """CartPole whose every step sleeps ``$LEGGED_MJX_STEP_SLEEP`` s: iterations of a known, load-independent length
+    (a child sends signals into the middle of one)."""
+
+    def __new__(cls, **kwargs):
+        import gymnasium as gym
+
+        pause = float(os.environ.get(STEP_SLEEP_ENV, "0.02"))
+
+        class Wrapper(gym.Wrapper):
+            def step(self, action):
+                time.sleep(pause)
+                return self.env.step(action)
+
+        return Wrapper(gym.make("CartPole-v1", **kwargs).unwrapped)
+
+
+TEST_TASKS = ("import sys, gymnasium; "
+              "gymnasium.register('NanCartPole-v0', entry_point='fault_injection.harness:NanRewardCartPole', "
+              "max_episode_steps=500); "
+              "gymnasium.register('SlowCartPole-v0', entry_point='fault_injection.harness:SlowCartPole', "
+              "max_episode_steps=500); "
+              "import train; sys.exit(train.main(sys.argv[1:]))")
+"""``python -c TEST_TASKS ARGS``: train.py with the harness's own Gymnasium ids registered."""
+
+
 def nan_learning_run(run: Path, nan_after: int) -> subprocess.CompletedProcess:
     """train.py on NanRewardCartPole (4 envs x 16 steps, a save every iteration) in a child process."""
-    code = ("import sys, gymnasium; gymnasium.register('NanCartPole-v0', "
-            "entry_point='fault_injection.harness:NanRewardCartPole', max_episode_steps=500); "
-            "import train; sys.exit(train.main(sys.argv[1:]))")
-    return subprocess.run([sys.executable, "-c", code, "--task", "NanCartPole-v0", "--num-envs", "4", "--max-iterations",
+    return subprocess.run([sys.executable, "-c", TEST_TASKS, "--task", "NanCartPole-v0", "--num-envs", "4", "--max-iterations",
                            "100", "--run-dir", str(run), "--quiet", "runner.num_steps_per_env=16",
                            "runner.save_interval=1"], capture_output=True, text=True, timeout=300, cwd=ROOT,
                           env={**os.environ, NAN_AFTER_ENV: str(nan_after)}, preexec_fn=sigint_default)
@@ -300,21 +327,27 @@ class _Reader:
         return [int(m.group(1)) for line in list(self.lines) if (m := re.match(r"it\s+(\d+)/", line))]
 
 
-def training_command(run: Path, resume: bool = False, save_interval: int = 1, extra: tuple[str, ...] = ()) -> list[str]:
-    """train.py on CartPole (4 envs x 8 steps), or ``--resume RUN``; ``extra``: more flags and overrides."""
+def training_command(run: Path, resume: bool = False, save_interval: int = 1, extra: tuple[str, ...] = (),
+                     task: str = "CartPole-v1") -> list[str]:
+    """train.py on CartPole (4 envs x 8 steps), or ``--resume RUN``; ``extra``: more flags and overrides; ``task``:
+    also one of the harness's (``TEST_TASKS``)."""
     head = (["--resume", str(run)] if resume else
-            ["--task", "CartPole-v1", "--num-envs", "4", "--run-dir", str(run), "runner.num_steps_per_env=8",
+            ["--task", task, "--num-envs", "4", "--run-dir", str(run), "runner.num_steps_per_env=8",
              f"runner.save_interval={save_interval}"])
-    return [sys.executable, str(ROOT / "train.py"), *head, "--max-iterations", "100000", *extra]
+    if task == "CartPole-v1":
+        return [sys.executable, str(ROOT / "train.py"), *head, "--max-iterations", "100000", *extra]
+    # A harness id gets Gymnasium's generic defaults: keep its update as cheap as CartPole's.
+    cheap = ("runner.torch_threads=1", "algorithm.num_mini_batches=1", "algorithm.num_learning_epochs=1")
+    return [sys.executable, "-c", TEST_TASKS, *head, "--max-iterations", "100000", *cheap, *extra]
 
 
 def start_training(run: Path, resume: bool, save_interval: int = 1, nohup: bool = False,
-                   extra: tuple[str, ...] = ()) -> tuple[subprocess.Popen, _Reader]:
-    """A CartPole train.py child printing a line per iteration (``training_command``); SIGINT at its default
-    disposition, or ignored (``nohup``)."""
-    proc = subprocess.Popen(training_command(run, resume, save_interval, extra), stdout=subprocess.PIPE,
+                   extra: tuple[str, ...] = (), task: str = "CartPole-v1") -> tuple[subprocess.Popen, _Reader]:
+    """A train.py child printing a line per iteration (``training_command``); SIGINT at its default disposition,
+    or ignored (``nohup``)."""
+    proc = subprocess.Popen(training_command(run, resume, save_interval, extra, task), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
-                            preexec_fn=sigint_ignored if nohup else sigint_default)
+                            preexec_fn=sigint_ignored if nohup else sigint_default, cwd=ROOT)
     return proc, _Reader(proc)
 
 

@@ -31,14 +31,14 @@ def _stop_lines(text: str) -> list[re.Match]:
 def signal_round(run: Path, sig: signal.Signals, nohup: bool = False, save_interval: int = 1_000_000,
                  during_save: bool = False, times: int = 1, gap: float = 0.05, delay: float = 0.0,
                  rng: random.Random | None = None, extra: tuple[str, ...] = (), timeout: float = 60.0,
-                 after: int = 3) -> dict[str, Any]:
+                 after: int = 3, task: str = "CartPole-v1") -> dict[str, Any]:
     """Start CartPole training, send ``sig`` ``times`` times (``gap`` s apart) ``delay`` s after the line of
     iteration ``after`` (plus a random moment within 0.2 s with ``rng``; with ``during_save``, as soon as a save's
     temporary file appears instead) and wait for the exit (at most ``timeout`` s). Returns the exit status, the stop
     lines, the last iteration logged and what the newest verifying checkpoint holds."""
     from rl_core import checkpoint as ckpt
 
-    proc, reader = start_training(run, resume=False, save_interval=save_interval, nohup=nohup, extra=extra)
+    proc, reader = start_training(run, resume=False, save_interval=save_interval, nohup=nohup, extra=extra, task=task)
     wait_for_iterations(proc, reader, after)
     mid_save = False
     if during_save:
@@ -53,15 +53,17 @@ def signal_round(run: Path, sig: signal.Signals, nohup: bool = False, save_inter
     reader.join(timeout=10)
     lines = _stop_lines(reader.stderr)
     path, data = ckpt.load_newest(run)
+    files = sorted((run / "checkpoints").glob("model_*.pt"), key=lambda p: int(p.stem.split("_")[1]))
     return {"code": code, "stderr": reader.stderr, "stop_lines": lines, "logged": max(reader.iterations()),
-            "checkpoint": data["iteration"], "checkpoint_path": path, "mid_save": mid_save,
+            "checkpoint": data["iteration"], "checkpoint_path": path, "newest_file": files[-1], "mid_save": mid_save,
             "leftovers": len(list((run / "checkpoints").glob(".model_*.tmp")))}
 
 
 def clean_stop(r: dict[str, Any], sig: signal.Signals, run: Path) -> bool:
     """The outcome the issue asks for: exit 128 + signal, exactly one stop line naming the signal, the newest
     checkpoint (of the last iteration logged) and the resume command, no traceback."""
-    if r["code"] != 128 + sig or len(r["stop_lines"]) != 1 or "Traceback" in r["stderr"]:
+    if (r["code"] != 128 + sig or len(r["stop_lines"]) != 1 or "Traceback" in r["stderr"]
+            or r["checkpoint_path"] != r["newest_file"]):
         return False
     name, iteration, path, command = r["stop_lines"][0].groups()
     return (name == sig.name and int(iteration) == r["checkpoint"] == r["logged"] and Path(path) == r["checkpoint_path"]
