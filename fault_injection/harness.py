@@ -299,7 +299,7 @@ def sigint_ignored() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-class _Reader:
+class ChildOutput:
     """Collects a child's stdout and stderr lines as they come (one thread each, so neither pipe fills up)."""
 
     def __init__(self, proc: subprocess.Popen):
@@ -342,16 +342,16 @@ def training_command(run: Path, resume: bool = False, save_interval: int = 1, ex
 
 
 def start_training(run: Path, resume: bool, save_interval: int = 1, nohup: bool = False,
-                   extra: tuple[str, ...] = (), task: str = "CartPole-v1") -> tuple[subprocess.Popen, _Reader]:
+                   extra: tuple[str, ...] = (), task: str = "CartPole-v1") -> tuple[subprocess.Popen, ChildOutput]:
     """A train.py child printing a line per iteration (``training_command``); SIGINT at its default disposition,
     or ignored (``nohup``)."""
     proc = subprocess.Popen(training_command(run, resume, save_interval, extra, task), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
                             preexec_fn=sigint_ignored if nohup else sigint_default, cwd=ROOT)
-    return proc, _Reader(proc)
+    return proc, ChildOutput(proc)
 
 
-def wait_for_iterations(proc: subprocess.Popen, reader: _Reader, n: int, timeout: float = 120.0) -> None:
+def wait_for_iterations(proc: subprocess.Popen, reader: ChildOutput, n: int, timeout: float = 120.0) -> None:
     deadline = time.time() + timeout
     while len(reader.iterations()) < n and time.time() < deadline and proc.poll() is None:
         time.sleep(0.02)

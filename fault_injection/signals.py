@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
-from fault_injection.harness import (ROOT, _Reader, sigint_default, start_training, wait_for_exit,
+from fault_injection.harness import (ROOT, ChildOutput, sigint_default, start_training, wait_for_exit,
                                      wait_for_iterations, wait_for_save)
 
-STOP_LINE = re.compile(r"stopped by (SIG\w+) at iteration (\d+); checkpoint (\S+); resume with: (.+)")
+STOP_LINE = re.compile(r"stopped by (SIG\w+) at iteration (\d+); checkpoint (.+?); resume with: (.+)")
 """The one line train.py prints when a signal stopped it."""
 
 
@@ -134,7 +134,7 @@ def torchrun_sigterm_round(run: Path, limit: float = 30.0) -> dict[str, Any]:
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
                             env={**os.environ, "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1"},
                             preexec_fn=sigint_default)
-    reader = _Reader(proc)
+    reader = ChildOutput(proc)
     wait_for_iterations(proc, reader, 3, timeout=180)
     t0 = time.time()
     proc.send_signal(signal.SIGTERM)

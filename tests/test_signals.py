@@ -8,14 +8,18 @@ from __future__ import annotations
 import random
 import shutil
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import torch
 
 import train
-from fault_injection.harness import STEP_SLEEP_ENV, one_line_error, run_cli
-from fault_injection.signals import (clean_stop, signal_round, signals_during_save_round, torchrun_sigterm_round)
+from fault_injection.harness import (ROOT, STEP_SLEEP_ENV, ChildOutput, one_line_error, run_cli, sigint_default,
+                                     wait_for_exit, wait_for_iterations)
+from fault_injection.signals import (STOP_LINE, clean_stop, signal_round, signals_during_save_round,
+                                     torchrun_sigterm_round)
 from rl_core import checkpoint as ckpt
 
 CARTPOLE = ["--task", "CartPole-v1", "--num-envs", "4", "--quiet", "runner.num_steps_per_env=8"]
@@ -141,3 +145,30 @@ def test_torchrun_stopped_by_sigterm_exits_within_30_s_with_rank_0s_checkpoint(t
     name, iteration, path, command = r["stop_lines"][0].groups()
     assert name == "SIGTERM" and int(iteration) == r["checkpoint"] >= r["logged"] and Path(path) == r["checkpoint_path"]
     assert command == f"torchrun --nproc_per_node=2 train.py --resume auto --run-dir {run}"
+
+
+@pytest.mark.slow
+def test_quadruped_stopped_by_sigterm_and_resumed_equals_the_straight_run(tmp_path):
+    """A batched simulator saves its envs in the checkpoint: quadruped-flat (native MuJoCo) stopped by SIGTERM and
+    continued with ``--resume auto`` ends bit-identical to the same command run straight through."""
+    quadruped = ("--task", "quadruped-flat", "--num-envs", "16", "--max-iterations", "40", "env.backend=native",
+                 "runner.num_steps_per_env=8", "runner.save_interval=1000", "algorithm.num_learning_epochs=2",
+                 "algorithm.num_mini_batches=2")
+    stopped, straight = tmp_path / "stopped", tmp_path / "straight"
+    proc = subprocess.Popen([sys.executable, "train.py", *quadruped, "--run-dir", str(stopped)], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=sigint_default)
+    reader = ChildOutput(proc)
+    wait_for_iterations(proc, reader, 2, timeout=180)
+    proc.send_signal(signal.SIGTERM)
+    assert wait_for_exit(proc, 120) == 143
+    reader.join(timeout=10)
+    lines = [m for line in reader.err_lines if (m := STOP_LINE.fullmatch(line.strip()))]
+    assert len(lines) == 1, reader.stderr
+    k = int(lines[0].group(2))
+    assert 2 <= k < 40, reader.stderr
+    for argv in (["--resume", "auto", "--run-dir", str(stopped), "--quiet"],
+                 [*quadruped, "--run-dir", str(straight), "--quiet"]):
+        done = subprocess.run([sys.executable, "train.py", *argv], cwd=ROOT, capture_output=True, text=True,
+                              timeout=300, preexec_fn=sigint_default)
+        assert done.returncode == 0, done.stderr
+    _same_checkpoint(stopped / "checkpoints" / "model_40.pt", straight / "checkpoints" / "model_40.pt")

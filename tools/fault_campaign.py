@@ -198,18 +198,21 @@ def signal_rows(tmp: Path, repeats: int, rng: random.Random) -> list[tuple[str, 
         clean = sum(clean_stop(signal_round(run, sig, nohup=nohup, rng=rng), sig, run) for run in runs)
         rows.append((f"{label} during training, no periodic save due", half,
                      f"{clean}/{half} " + outcome.format(code=128 + sig)))
+        _progress(rows[-1])
     runs = [tmp / f"during_save_{i}" for i in range(repeats)]
     results = [(signal_round(run, signal.SIGTERM, save_interval=1, during_save=True), run) for run in runs]
     clean = sum(clean_stop(r, signal.SIGTERM, run) and r["leftovers"] == 0 for r, run in results)
     rows.append(("SIGTERM as soon as a save's temporary file appears (a save every iteration)", repeats,
                  f"{clean}/{repeats} the save completed and was the final checkpoint; one line; exit 143; no temporary "
                  f"file left ({sum(r['mid_save'] for r, _ in results)} signals seen to land mid-save)"))
+    _progress(rows[-1])
     saves = [signals_during_save_round(tmp / f"two_{i}", rng) for i in range(repeats)]
     clean = sum(r["stopped_by"] == signal.SIGTERM and r["iteration"] == r["checkpoint"] == 3 and r["leftovers"] == 0
                 for r in saves)
     rows.append(("two SIGTERMs at random Python lines of one checkpoint save (in process)", repeats,
                  f"{clean}/{repeats} the save finished (the second signal waited for it), the run stopped after it, "
                  "the checkpoint verifies"))
+    _progress(rows[-1])
     os.environ[STEP_SLEEP_ENV] = "0.02"
     threes = [signal_round(tmp / f"three_{i}", signal.SIGTERM, save_interval=1, times=3, delay=rng.uniform(0.0, 0.5),
                            after=1, task="SlowCartPole-v0") for i in range(half)]
@@ -217,13 +220,19 @@ def signal_rows(tmp: Path, repeats: int, rng: random.Random) -> list[tuple[str, 
                 and r["checkpoint_path"] == r["newest_file"] for r in threes)
     rows.append(("three SIGTERMs 0.05 s apart within an iteration (a save every iteration)", half,
                  f"{clean}/{half} exited at once with 143; the newest checkpoint verifies (each time)"))
+    _progress(rows[-1])
     tries = max(1, repeats // 3)
     ranks = [torchrun_sigterm_round(tmp / f"torchrun_{i}") for i in range(tries)]
     clean = sum(len(r["stop_lines"]) == 1 and int(r["stop_lines"][0].group(2)) == r["checkpoint"] for r in ranks)
     rows.append(("torchrun, 2 gloo ranks: SIGTERM to torchrun", tries,
                  f"{clean}/{tries} every rank stopped, rank 0 saved and printed the one line; all exited within "
                  f"{max(r['seconds'] for r in ranks):.1f} s of the signal"))
+    _progress(rows[-1])
     return rows
+
+
+def _progress(row: tuple[str, int, str]) -> None:
+    print(f"{time.strftime('%H:%M:%S')} {row[0]}: {row[2]}", file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":
