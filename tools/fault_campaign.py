@@ -204,7 +204,7 @@ def signal_rows(tmp: Path, repeats: int, rng: random.Random) -> list[tuple[str, 
     clean = sum(clean_stop(r, signal.SIGTERM, run) and r["leftovers"] == 0 for r, run in results)
     rows.append(("SIGTERM as soon as a save's temporary file appears (a save every iteration)", repeats,
                  f"{clean}/{repeats} the save completed and was the final checkpoint; one line; exit 143; no temporary "
-                 f"file left ({sum(r['mid_save'] for r, _ in results)} signals seen to land mid-save)"))
+                 f"file left ({sum(r['mid_save'] for r, _ in results)} signals sent while the temporary file existed)"))
     _progress(rows[-1])
     saves = [signals_during_save_round(tmp / f"two_{i}", rng) for i in range(repeats)]
     clean = sum(r["stopped_by"] == signal.SIGTERM and r["iteration"] == r["checkpoint"] == 3 and r["leftovers"] == 0
