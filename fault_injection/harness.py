@@ -285,18 +285,22 @@ def nan_learning_run(run: Path, nan_after: int) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", TEST_TASKS, "--task", "NanCartPole-v0", "--num-envs", "4", "--max-iterations",
                            "100", "--run-dir", str(run), "--quiet", "runner.num_steps_per_env=16",
                            "runner.save_interval=1"], capture_output=True, text=True, timeout=300, cwd=ROOT,
-                          env={**os.environ, NAN_AFTER_ENV: str(nan_after)}, preexec_fn=sigint_default)
+                          env={**os.environ, NAN_AFTER_ENV: str(nan_after)})
 
 
-def sigint_default() -> None:
-    """``preexec_fn`` of every training child: SIGINT at its default disposition whatever the test process
-    inherited (a suite started from a background shell script runs with SIGINT ignored, and so would its children)."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+_EXEC_WITH_SIGINT = ("import os, signal, sys; "
+                     "signal.signal(signal.SIGINT, signal.SIG_IGN if sys.argv[1] == 'ignored' else signal.SIG_DFL); "
+                     "os.execv(sys.argv[2], sys.argv[2:])")
 
 
-def sigint_ignored() -> None:
-    """``preexec_fn`` modelling ``nohup`` / a background job of a non-interactive shell: SIGINT ignored at start."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+def with_sigint(cmd: list[str], disposition: str = "default") -> list[str]:
+    """``cmd`` (its first item an absolute path) started with SIGINT at its ``default`` disposition, whatever this
+    process inherited (a suite started from a background shell script runs with SIGINT ignored, and so would its
+    children), or ``ignored`` (as under ``nohup`` / in a background job of a non-interactive shell). A small
+    Python launcher sets it and execs ``cmd``: a ``preexec_fn`` would run Python in a forked child of a
+    multithreaded process (JAX, torch), which can deadlock."""
+    assert disposition in ("default", "ignored")
+    return [sys.executable, "-c", _EXEC_WITH_SIGINT, disposition, *cmd]
 
 
 class ChildOutput:
@@ -345,9 +349,9 @@ def start_training(run: Path, resume: bool, save_interval: int = 1, nohup: bool 
                    extra: tuple[str, ...] = (), task: str = "CartPole-v1") -> tuple[subprocess.Popen, ChildOutput]:
     """A train.py child printing a line per iteration (``training_command``); SIGINT at its default disposition,
     or ignored (``nohup``)."""
-    proc = subprocess.Popen(training_command(run, resume, save_interval, extra, task), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
-                            preexec_fn=sigint_ignored if nohup else sigint_default, cwd=ROOT)
+    cmd = with_sigint(training_command(run, resume, save_interval, extra, task), "ignored" if nohup else "default")
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"}, cwd=ROOT)
     return proc, ChildOutput(proc)
 
 
@@ -514,8 +518,7 @@ def disk_full_round(disk: Path, size_kib: int = 1024) -> dict[str, Any]:
         safe = disk.parent / f"{disk.name}_copy"
         shutil.copytree(run, safe, dirs_exist_ok=True)
     resumed = subprocess.run([sys.executable, str(ROOT / "train.py"), "--resume", str(safe), "--max-iterations",
-                              str(data["iteration"] + 2)], capture_output=True, text=True, timeout=300,
-                             preexec_fn=sigint_default)
+                              str(data["iteration"] + 2)], capture_output=True, text=True, timeout=300)
     return {"code": code, "stderr": err, "logged": max(reader.iterations(), default=0), "checkpoint": data["iteration"],
             "newest": str(path), "leftovers": len(leftovers), "resume_code": resumed.returncode,
             "resume_stderr": resumed.stderr}

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
-from fault_injection.harness import (ROOT, ChildOutput, sigint_default, start_training, wait_for_exit,
+from fault_injection.harness import (ROOT, ChildOutput, start_training, wait_for_exit, with_sigint,
                                      wait_for_iterations, wait_for_save)
 
 STOP_LINE = re.compile(r"stopped by (SIG\w+) at iteration (\d+); checkpoint (.+?); resume with: (.+)")
@@ -131,9 +131,8 @@ def torchrun_sigterm_round(run: Path, limit: float = 30.0) -> dict[str, Any]:
 
     cmd = TORCHRUN + ["train.py", "--task", "CartPole-v1", "--num-envs", "4", "--run-dir", str(run),
                       "--max-iterations", "100000", "runner.num_steps_per_env=8", "runner.save_interval=1000000"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1"},
-                            preexec_fn=sigint_default)
+    proc = subprocess.Popen(with_sigint(cmd), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1"})
     reader = ChildOutput(proc)
     wait_for_iterations(proc, reader, 3, timeout=180)
     t0 = time.time()

@@ -28,7 +28,7 @@ from tests.helpers import make_runner, tiny_cartpole
 from tests.test_ppo import make_batch, policy_of
 from fault_injection import harness
 from fault_injection.harness import (CLI_CASES, NanInjector, kill_round, make_checkpoint, nan_learning_run, one_line_error,
-                                  rss_growth_mb, run_cli, sigint_default)
+                                  rss_growth_mb, run_cli)
 from fault_injection.signals import clean_stop, signal_round
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -182,8 +182,7 @@ def test_sigkill_at_random_moments_loses_at_most_one_save_interval(tmp_path):
     assert max(steps) >= r["env_steps"]
     # A last, uninterrupted resume finishes and clears the temporary files that killed saves left.
     proc = subprocess.run([sys.executable, str(ROOT / "train.py"), "--resume", str(run), "--quiet", "--max-iterations",
-                           str(r["checkpoint"] + 1)], capture_output=True, text=True, timeout=300,
-                          preexec_fn=sigint_default)
+                           str(r["checkpoint"] + 1)], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert ckpt.load_newest(run)[1]["iteration"] == r["checkpoint"] + 1
     assert not list((run / "checkpoints").glob(".*.tmp"))
@@ -268,7 +267,6 @@ def test_play_keeps_the_metrics_when_the_json_cannot_be_written(cli_checkpoint, 
     blocker.write_text("")
     root = Path(__file__).resolve().parents[1]
     r = subprocess.run([sys.executable, str(root / "play.py"), "--checkpoint", str(cli_checkpoint), "--episodes", "2",
-                        "--json", str(blocker / "m.json")], capture_output=True, text=True, cwd=tmp_path, timeout=120,
-                       preexec_fn=sigint_default)
+                        "--json", str(blocker / "m.json")], capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert r.returncode == 2 and r.stderr.strip().count("\n") == 0 and "could not be written" in r.stderr, r.stderr
     assert '"mean_episode_return"' in r.stdout  # the evaluation is on screen, not lost

@@ -16,8 +16,8 @@ import pytest
 import torch
 
 import train
-from fault_injection.harness import (ROOT, STEP_SLEEP_ENV, ChildOutput, one_line_error, run_cli, sigint_default,
-                                     wait_for_exit, wait_for_iterations)
+from fault_injection.harness import (ROOT, STEP_SLEEP_ENV, ChildOutput, one_line_error, run_cli, wait_for_exit,
+                                     wait_for_iterations, with_sigint)
 from fault_injection.signals import (STOP_LINE, clean_stop, signal_round, signals_during_save_round,
                                      torchrun_sigterm_round)
 from rl_core import checkpoint as ckpt
@@ -54,6 +54,10 @@ def test_sigint_ignored_at_start_as_under_nohup_still_stops_cleanly(tmp_path):
     """The child starts with SIGINT ignored (a background job, nohup): it must still save, print the line and exit
     with 130. (SIGTERM: test_sigterm_then_resume_auto_continues_bit_identically; SIGUSR1: below; SIGINT at its
     default disposition: tests/test_faults.py::test_sigint_saves_a_final_checkpoint_and_exits_cleanly.)"""
+    probe = [sys.executable, "-c", "import signal; print(signal.getsignal(signal.SIGINT) == signal.SIG_IGN)"]
+    for disposition, ignored in (("ignored", "True"), ("default", "False")):  # what the children start with
+        out = subprocess.run(with_sigint(probe, disposition), capture_output=True, text=True, timeout=60).stdout
+        assert out.strip() == ignored, (disposition, out)
     run = tmp_path / "run"
     r = signal_round(run, signal.SIGINT, nohup=True)
     assert clean_stop(r, signal.SIGINT, run) and r["leftovers"] == 0, r
@@ -155,8 +159,8 @@ def test_quadruped_stopped_by_sigterm_and_resumed_equals_the_straight_run(tmp_pa
                  "runner.num_steps_per_env=8", "runner.save_interval=1000", "algorithm.num_learning_epochs=2",
                  "algorithm.num_mini_batches=2")
     stopped, straight = tmp_path / "stopped", tmp_path / "straight"
-    proc = subprocess.Popen([sys.executable, "train.py", *quadruped, "--run-dir", str(stopped)], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=sigint_default)
+    proc = subprocess.Popen(with_sigint([sys.executable, "train.py", *quadruped, "--run-dir", str(stopped)]), cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     reader = ChildOutput(proc)
     wait_for_iterations(proc, reader, 2, timeout=180)
     proc.send_signal(signal.SIGTERM)
@@ -169,6 +173,6 @@ def test_quadruped_stopped_by_sigterm_and_resumed_equals_the_straight_run(tmp_pa
     for argv in (["--resume", "auto", "--run-dir", str(stopped), "--quiet"],
                  [*quadruped, "--run-dir", str(straight), "--quiet"]):
         done = subprocess.run([sys.executable, "train.py", *argv], cwd=ROOT, capture_output=True, text=True,
-                              timeout=300, preexec_fn=sigint_default)
+                              timeout=300)
         assert done.returncode == 0, done.stderr
     _same_checkpoint(stopped / "checkpoints" / "model_40.pt", straight / "checkpoints" / "model_40.pt")
