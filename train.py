@@ -3,6 +3,10 @@
     python train.py --task CartPole-v1
     python train.py --task Pendulum-v1 --seed 3 algorithm.learning_rate=3e-4 policy.actor_hidden_dims=[128,128]
     python train.py --resume runs/CartPole-v1/<run>            # continue from the newest checkpoint
+    python train.py --task CartPole-v1 --run-dir runs/job --resume auto   # resume if runs/job has one, else start
+
+SIGINT, SIGTERM and SIGUSR1 stop a run cleanly (rl_core/stopping.py): the iteration finishes, a final checkpoint
+is saved, one line names the signal, the checkpoint and the resume command, and the exit status is 128 + signal.
 
 Any config field can be overridden as ``section.field=value`` (values are YAML); ``--help --task T`` lists
 the fields of task T with their defaults and docs.
@@ -14,9 +18,15 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rl_core.errors import OneLineParser, UserError, run_reporting_errors
+
+if TYPE_CHECKING:
+    from rl_core.stopping import StopRequest
+
+AUTO = "auto"
+"""``--resume auto``: resume from ``--run-dir`` if it holds a checkpoint that verifies, else start fresh there."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -33,7 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--max-env-steps", type=int, help="runner.max_env_steps")
     p.add_argument("--device", help="runner.device: cpu, cuda or cuda:N")
     p.add_argument("--run-dir", help="run folder (default runs/<task>/<date-time>; with --resume, the checkpoint's run folder)")
-    p.add_argument("--resume", metavar="CHECKPOINT", help="checkpoint file or run folder (newest checkpoint) to continue from")
+    p.add_argument("--resume", metavar="CHECKPOINT", help="checkpoint file or run folder (newest checkpoint) to continue "
+                   "from; 'auto' (with --run-dir DIR): the newest checkpoint in DIR that verifies, else a fresh start "
+                   "in DIR (one command for a scheduler to run again and again)")
     p.add_argument("--list-tasks", action="store_true", help="list registered tasks and exit")
     p.add_argument("--logger", choices=("tensorboard", "wandb", "both"), help="runner.logger (W&B offline: WANDB_MODE=offline)")
     p.add_argument("--quiet", action="store_true", help="no per-iteration console line")
@@ -49,8 +61,15 @@ def resolve_config(args: argparse.Namespace) -> tuple[Any, Any, dict | None, Pat
     from rl_core.config_io import apply_overrides, parse_override
 
     data, ckpt_path = None, None
-    if args.resume:
+    if args.resume == AUTO:
+        if not args.run_dir:
+            raise UserError("--resume auto needs --run-dir DIR: the run folder to resume from, or to start in")
+        found = ckpt.load_newest_if_any(args.run_dir)
+        if found is not None:
+            ckpt_path, data = found
+    elif args.resume:
         ckpt_path, data = ckpt.load_newest(args.resume)
+    if data is not None:
         if args.task:
             ckpt.check_task(data, args.task, str(ckpt_path))
         args.task = data.get("task")
@@ -165,24 +184,38 @@ def resolve_teacher(cfg: Any, data: dict | None, ckpt_path: Path | None) -> dict
 
 
 def train(args: argparse.Namespace) -> int:
-    spec, cfg, data, ckpt_path = resolve_config(args)
-    teacher = resolve_teacher(cfg, data, ckpt_path)
+    from rl_core.stopping import stop_on_signals
 
-    import dataclasses
+    # From here on SIGINT / SIGTERM / SIGUSR1 ask for a clean stop, whatever the process inherited (SIGINT ignored
+    # under nohup or in a background job): a signal during the setup stops before the first iteration.
+    with stop_on_signals() as stop:
+        spec, cfg, data, ckpt_path = resolve_config(args)
+        teacher = resolve_teacher(cfg, data, ckpt_path)
 
-    from rl_core import distributed
+        import dataclasses
 
-    if distributed.launched_by_torchrun():  # one process per rank; rank 0 alone writes and prints
-        device = distributed.init_from_environment(cfg.runner.device)
-        cfg = dataclasses.replace(cfg, runner=dataclasses.replace(cfg.runner, device=device))
-    try:
-        return _train(args, spec, cfg, data, ckpt_path, distributed.is_main(), teacher)
-    finally:
-        distributed.shutdown()
+        from rl_core import distributed
+
+        if distributed.launched_by_torchrun():  # one process per rank; rank 0 alone writes and prints
+            device = distributed.init_from_environment(cfg.runner.device)
+            cfg = dataclasses.replace(cfg, runner=dataclasses.replace(cfg.runner, device=device))
+        try:
+            return _train(args, spec, cfg, data, ckpt_path, distributed.is_main(), teacher, stop)
+        finally:
+            distributed.shutdown()
+
+
+def stop_line(signum: int, iteration: int, checkpoint: Path | None, run_dir: Path, ranks: int) -> str:
+    """The one line a stopped run prints: the signal, the checkpoint and the command that continues the run."""
+    from rl_core.stopping import signal_name
+
+    launcher = f"torchrun --nproc_per_node={ranks}" if ranks > 1 else "python"
+    return (f"stopped by {signal_name(signum)} at iteration {iteration}; checkpoint {checkpoint or 'none yet'}; "
+            f"resume with: {launcher} train.py --resume auto --run-dir {run_dir}")
 
 
 def _train(args: argparse.Namespace, spec: Any, cfg: Any, data: dict | None, ckpt_path: Path | None, main: bool,
-           teacher: dict | None = None) -> int:
+           teacher: dict | None = None, stop: StopRequest | None = None) -> int:
     from rl_core import checkpoint as ckpt
     from rl_core import distributed
     from rl_core.config_io import dump_yaml
@@ -235,13 +268,15 @@ def _train(args: argparse.Namespace, spec: Any, cfg: Any, data: dict | None, ckp
         say(f"training {spec.name}: {cfg.env.num_envs} envs x {cfg.runner.num_steps_per_env} steps"
             + (f" on each of {ranks} ranks" if ranks > 1 else "") + f", {runner.total_iterations} iterations, "
             f"run folder {run_dir}", flush=True)
-        try:
-            summary = runner.learn()
-        except KeyboardInterrupt:
-            say("stopped by Ctrl-C; resume with --resume " + str(run_dir), file=sys.stderr)
-            return 130
+        summary = runner.learn(stop=stop)
     finally:
         env.close()
+    if runner.stopped_by:  # the final checkpoint is written, the loggers flushed and closed
+        from rl_core.stopping import exit_status
+
+        say(stop_line(runner.stopped_by, runner.iteration, runner.last_checkpoint, run_dir, ranks), file=sys.stderr,
+            flush=True)
+        return exit_status(runner.stopped_by)
     ret = summary["mean_episode_return"]
     say(f"done: {summary['env_steps']:,} env steps in {summary['wall_time_s']:.1f} s "
           f"({summary['samples_per_s']:,.0f} samples/s), mean episode return "

@@ -5,7 +5,7 @@
 
 Faults: a bad value for every CLI flag of train.py and play.py and for config overrides; damaged, foreign and
 malicious checkpoints (given to play.py and to train.py --resume); NaN physics; NaN learning; SIGKILL at random
-moments with a save every iteration (so some kills land inside a save); SIGINT; a full disk and a folder that
+moments with a save every iteration (so some kills land inside a save); a full disk and a folder that
 became read-only during a checkpoint save; and memory growth over many iterations. Each row says how often the fault was tried and what came of it. ``tests/test_faults.py`` uses
 the same helpers with fewer repeats.
 """
@@ -250,52 +250,142 @@ class NanRewardCartPole:
         return Wrapper(gym.make("CartPole-v1", **kwargs).unwrapped)
 
 
+STEP_SLEEP_ENV = "LEGGED_MJX_STEP_SLEEP"
+"""Environment variable: seconds SlowCartPole sleeps in every step of every env."""
+
+
+class SlowCartPole:
+    """CartPole whose every step sleeps ``$LEGGED_MJX_STEP_SLEEP`` s: iterations of a known, load-independent length
+    (a child sends signals into the middle of one)."""
+
+    def __new__(cls, **kwargs):
+        import gymnasium as gym
+
+        pause = float(os.environ.get(STEP_SLEEP_ENV, "0.02"))
+
+        class Wrapper(gym.Wrapper):
+            def step(self, action):
+                time.sleep(pause)
+                return self.env.step(action)
+
+        return Wrapper(gym.make("CartPole-v1", **kwargs).unwrapped)
+
+
+TEST_TASKS = ("import sys, gymnasium; "
+              "gymnasium.register('NanCartPole-v0', entry_point='fault_injection.harness:NanRewardCartPole', "
+              "max_episode_steps=500); "
+              "gymnasium.register('SlowCartPole-v0', entry_point='fault_injection.harness:SlowCartPole', "
+              "max_episode_steps=500); "
+              "import train; sys.exit(train.main(sys.argv[1:]))")
+"""``python -c TEST_TASKS ARGS``: train.py with the harness's own Gymnasium ids registered."""
+
+
 def nan_learning_run(run: Path, nan_after: int) -> subprocess.CompletedProcess:
     """train.py on NanRewardCartPole (4 envs x 16 steps, a save every iteration) in a child process."""
-    code = ("import sys, gymnasium; gymnasium.register('NanCartPole-v0', "
-            "entry_point='fault_injection.harness:NanRewardCartPole', max_episode_steps=500); "
-            "import train; sys.exit(train.main(sys.argv[1:]))")
-    return subprocess.run([sys.executable, "-c", code, "--task", "NanCartPole-v0", "--num-envs", "4", "--max-iterations",
+    return subprocess.run([sys.executable, "-c", TEST_TASKS, "--task", "NanCartPole-v0", "--num-envs", "4", "--max-iterations",
                            "100", "--run-dir", str(run), "--quiet", "runner.num_steps_per_env=16",
                            "runner.save_interval=1"], capture_output=True, text=True, timeout=300, cwd=ROOT,
                           env={**os.environ, NAN_AFTER_ENV: str(nan_after)})
 
 
-class _Reader(threading.Thread):
-    """Collects a child's stdout lines as they come."""
+_EXEC_WITH_SIGINT = ("import os, signal, sys; "
+                     "signal.signal(signal.SIGINT, signal.SIG_IGN if sys.argv[1] == 'ignored' else signal.SIG_DFL); "
+                     "os.execv(sys.argv[2], sys.argv[2:])")
 
-    def __init__(self, stream):
-        super().__init__(daemon=True)
-        self.stream, self.lines = stream, []
 
-    def run(self):
-        for line in self.stream:
-            self.lines.append(line)
+def with_sigint(cmd: list[str], disposition: str = "default") -> list[str]:
+    """``cmd`` (its first item an absolute path) started with SIGINT at its ``default`` disposition, whatever this
+    process inherited (a suite started from a background shell script runs with SIGINT ignored, and so would its
+    children), or ``ignored`` (as under ``nohup`` / in a background job of a non-interactive shell). A small
+    Python launcher sets it and execs ``cmd``: a ``preexec_fn`` would run Python in a forked child of a
+    multithreaded process (JAX, torch), which can deadlock."""
+    assert disposition in ("default", "ignored")
+    return [sys.executable, "-c", _EXEC_WITH_SIGINT, disposition, *cmd]
+
+
+class ChildOutput:
+    """Collects a child's stdout and stderr lines as they come (one thread each, so neither pipe fills up)."""
+
+    def __init__(self, proc: subprocess.Popen):
+        self.lines: list[str] = []
+        self.err_lines: list[str] = []
+        self._threads = [threading.Thread(target=self._pump, args=(stream, lines), daemon=True)
+                         for stream, lines in ((proc.stdout, self.lines), (proc.stderr, self.err_lines))]
+        for t in self._threads:
+            t.start()
+
+    @staticmethod
+    def _pump(stream: Any, lines: list[str]) -> None:
+        for line in stream:
+            lines.append(line)
+
+    def join(self, timeout: float) -> None:
+        for t in self._threads:
+            t.join(timeout=timeout)
+
+    @property
+    def stderr(self) -> str:
+        return "".join(self.err_lines)
 
     def iterations(self) -> list[int]:
         return [int(m.group(1)) for line in list(self.lines) if (m := re.match(r"it\s+(\d+)/", line))]
 
 
-def start_training(run: Path, resume: bool, save_interval: int = 1) -> tuple[subprocess.Popen, _Reader]:
-    """A CartPole train.py child (4 envs x 8 steps) printing a line per iteration; resumes ``run`` if asked."""
+def training_command(run: Path, resume: bool = False, save_interval: int = 1, extra: tuple[str, ...] = (),
+                     task: str = "CartPole-v1") -> list[str]:
+    """train.py on CartPole (4 envs x 8 steps), or ``--resume RUN``; ``extra``: more flags and overrides; ``task``:
+    also one of the harness's (``TEST_TASKS``)."""
     head = (["--resume", str(run)] if resume else
-            ["--task", "CartPole-v1", "--num-envs", "4", "--run-dir", str(run), "runner.num_steps_per_env=8",
+            ["--task", task, "--num-envs", "4", "--run-dir", str(run), "runner.num_steps_per_env=8",
              f"runner.save_interval={save_interval}"])
-    proc = subprocess.Popen([sys.executable, str(ROOT / "train.py"), *head, "--max-iterations", "100000"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    reader = _Reader(proc.stdout)
-    reader.start()
-    return proc, reader
+    if task == "CartPole-v1":
+        return [sys.executable, str(ROOT / "train.py"), *head, "--max-iterations", "100000", *extra]
+    # A harness id gets Gymnasium's generic defaults: keep its update as cheap as CartPole's.
+    cheap = ("runner.torch_threads=1", "algorithm.num_mini_batches=1", "algorithm.num_learning_epochs=1")
+    return [sys.executable, "-c", TEST_TASKS, *head, "--max-iterations", "100000", *cheap, *extra]
 
 
-def wait_for_iterations(proc: subprocess.Popen, reader: _Reader, n: int, timeout: float = 120.0) -> None:
+def start_training(run: Path, resume: bool, save_interval: int = 1, nohup: bool = False,
+                   extra: tuple[str, ...] = (), task: str = "CartPole-v1") -> tuple[subprocess.Popen, ChildOutput]:
+    """A train.py child printing a line per iteration (``training_command``); SIGINT at its default disposition,
+    or ignored (``nohup``)."""
+    cmd = with_sigint(training_command(run, resume, save_interval, extra, task), "ignored" if nohup else "default")
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"}, cwd=ROOT)
+    return proc, ChildOutput(proc)
+
+
+def wait_for_iterations(proc: subprocess.Popen, reader: ChildOutput, n: int, timeout: float = 120.0) -> None:
     deadline = time.time() + timeout
     while len(reader.iterations()) < n and time.time() < deadline and proc.poll() is None:
         time.sleep(0.02)
     if len(reader.iterations()) < n:
         proc.kill()
-        raise RuntimeError(f"training child made no progress: {proc.stderr.read() if proc.stderr else ''}")
+        proc.wait(timeout=30)
+        reader.join(timeout=10)
+        raise RuntimeError(f"training child made no progress: {reader.stderr}")
+
+
+def wait_for_exit(proc: subprocess.Popen, timeout: float) -> int:
+    """The child's exit status; a child still running after ``timeout`` seconds is killed and reported."""
+    try:
+        return proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=30)
+        raise RuntimeError(f"training child still running {timeout:.0f} s after the signal; killed") from None
+
+
+def wait_for_save(folder: Path, timeout: float = 30.0) -> bool:
+    """Spin until a checkpoint's temporary file appears in ``folder`` (a save in progress); False on time-out."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            if any(e.name.endswith(".tmp") for e in os.scandir(folder)):
+                return True
+        except FileNotFoundError:
+            pass
+    return False
 
 
 def kill_round(run: Path, resume: bool, rng: random.Random, during_save: bool = False) -> dict[str, Any]:
@@ -306,33 +396,16 @@ def kill_round(run: Path, resume: bool, rng: random.Random, during_save: bool = 
     proc, reader = start_training(run, resume)
     wait_for_iterations(proc, reader, 2)
     if during_save:
-        folder, deadline = run / "checkpoints", time.time() + 30
-        while time.time() < deadline and not any(e.name.endswith(".tmp") for e in os.scandir(folder)):
-            pass
+        wait_for_save(run / "checkpoints")
     else:
         time.sleep(rng.uniform(0.0, 0.4))
     proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    wait_for_exit(proc, 30)
     reader.join(timeout=10)
     mid_save = bool(list((run / "checkpoints").glob(".model_*.tmp")))
     path, data = ckpt.load_newest(run)
     logged = max(reader.iterations())
     return {"logged": logged, "checkpoint": data["iteration"], "mid_save": mid_save, "env_steps": data["env_steps"]}
-
-
-def sigint_round(run: Path) -> dict[str, Any]:
-    """Start training (no periodic saves), send SIGINT after a few iterations; exit code, message, final save."""
-    from rl_core import checkpoint as ckpt
-
-    proc, reader = start_training(run, resume=False, save_interval=1_000_000)
-    wait_for_iterations(proc, reader, 3)
-    proc.send_signal(signal.SIGINT)
-    err = proc.stderr.read() if proc.stderr else ""
-    code = proc.wait(timeout=60)
-    reader.join(timeout=10)
-    _, data = ckpt.load_newest(run)
-    return {"code": code, "stderr": err, "logged": max(reader.iterations()), "checkpoint": data["iteration"],
-            "saved_line": any(line.startswith("interrupted: saved ") for line in reader.lines)}
 
 
 def nan_physics_round(seed: int) -> dict[str, Any]:
@@ -437,13 +510,9 @@ def disk_full_round(disk: Path, size_kib: int = 1024) -> dict[str, Any]:
     with small_disk(disk, size_kib):
         run = disk / "run"
         proc, reader = start_training(run, resume=False)
-        try:
-            code = proc.wait(timeout=300)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            raise
-        err = proc.stderr.read() if proc.stderr else ""
+        code = wait_for_exit(proc, 300)
         reader.join(timeout=10)
+        err = reader.stderr
         path, data = ckpt.load_newest(run)
         leftovers = list((run / "checkpoints").glob(".model_*.tmp"))
         safe = disk.parent / f"{disk.name}_copy"

@@ -152,6 +152,25 @@ def load_newest(path: str | Path) -> tuple[Path, dict[str, Any]]:
     raise first_error
 
 
+def load_newest_if_any(folder: str | Path) -> tuple[Path, dict[str, Any]] | None:
+    """``--resume auto``: the newest checkpoint of a run folder that verifies (newer damaged ones skipped with a
+    warning, as ``load_newest``), or None where the folder does not exist, holds no ``model_<it>.pt`` or none of
+    them verifies (then a warning says so): the run starts fresh in it."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return None
+    try:
+        candidates = _candidates(folder)
+    except CheckpointError:  # no checkpoint yet
+        return None
+    try:
+        return load_newest(folder)
+    except CheckpointError:
+        print(f"warning: none of the {len(candidates)} checkpoint(s) in {candidates[0].parent} verifies; starting "
+              "fresh", file=sys.stderr)
+        return None
+
+
 def load(path: str | Path) -> dict[str, Any]:
     """Load with ``weights_only=True`` (no code in the file runs); any failure is one clear line."""
     path = resolve_path(path)

@@ -85,6 +85,17 @@ def average_gradients_(parameters: list[torch.nn.Parameter]) -> None:
         offset += n
 
 
+def agree_on_stop(signum: int, device: torch.device) -> int:
+    """The stop signal any rank received (0: none), the same on every rank: an all-reduce (max) of one number,
+    so every rank leaves the training loop at the same iteration and none waits in a collective for the others.
+    A single process returns ``signum`` without any device work."""
+    if not active():
+        return signum
+    t = torch.tensor([signum], dtype=torch.int64, device=device)
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    return int(t.item())  # one host sync per iteration, beside the statistics' own
+
+
 def broadcast_module_(module: torch.nn.Module) -> None:
     """Copy rank 0's parameters and buffers to every rank."""
     if active():

@@ -22,6 +22,7 @@ from rl_core.logging import Logger
 from rl_core.modules.actor_critic import ActorCritic
 from rl_core.modules.normalizer import ReturnNormalizer
 from rl_core.ppo import PPO
+from rl_core.stopping import StopRequest
 from rl_core.storage import RolloutStorage
 from rl_core.symmetry import Mirrors
 
@@ -92,6 +93,8 @@ class OnPolicyRunner:
         self._stat_bufs: dict[str, torch.Tensor] = {}
         self.recent_stats: dict[str, deque[float]] = {}
         self.last_checkpoint: Path | None = None
+        self.stopped_by = 0
+        """The number of the signal that ended the last ``learn`` early (0: it ran to its end)."""
 
     # ------------------------------------------------------------------------------------ rollout
     def _to_device(self, obs: Obs) -> Obs:
@@ -184,9 +187,15 @@ class OnPolicyRunner:
         return buf
 
     # --------------------------------------------------------------------------------------- learn
-    def learn(self, num_iterations: int | None = None) -> dict[str, Any]:
-        """Run until ``total_iterations`` (or ``num_iterations`` more); save, log and write summary.json."""
+    def learn(self, num_iterations: int | None = None, stop: StopRequest | None = None) -> dict[str, Any]:
+        """Run until ``total_iterations`` (or ``num_iterations`` more); save, log and write summary.json.
+
+        ``stop`` (train.py's signal handlers): read before each iteration (under torchrun the ranks agree on it, one
+        all-reduce per iteration); once set, the loop ends, a final checkpoint of the last finished iteration is
+        written (unless it was just saved) and ``stopped_by`` holds the signal's number."""
         end = self.total_iterations if num_iterations is None else min(self.total_iterations, self.iteration + num_iterations)
+        self.stopped_by = 0
+        saved_at = self.iteration  # nothing new to save before the first iteration of this call
         if self.obs is None:
             self.obs = self._to_device(self.env.reset(seed=self._reset_seed))
             self.hidden = self.policy.init_hidden(self.env.num_envs, self.device)
@@ -197,6 +206,10 @@ class OnPolicyRunner:
         save_interval = self.cfg.runner.save_interval
         try:
             while self.iteration < end:
+                if stop is not None:
+                    self.stopped_by = distributed.agree_on_stop(stop.signum, self.device)
+                    if self.stopped_by:
+                        break
                 t0 = time.perf_counter()
                 self.alg.set_iteration(self.iteration)
                 env_log = self.collect()
@@ -222,11 +235,9 @@ class OnPolicyRunner:
                 self._check_learner(scalars)
                 if self.run_dir is not None and (self.iteration % save_interval == 0 or self.iteration == end):
                     self.save(self.run_dir / "checkpoints" / f"model_{self.iteration}.pt")
-        except KeyboardInterrupt:
-            if self.run_dir is not None:
-                path = self.save(self.run_dir / "checkpoints" / f"model_{self.iteration}.pt")
-                print(f"interrupted: saved {path}", flush=True)
-            raise
+                    saved_at = self.iteration
+            if self.stopped_by and self.run_dir is not None and saved_at != self.iteration:
+                self.save(self.run_dir / "checkpoints" / f"model_{self.iteration}.pt")  # the final checkpoint
         finally:
             if logger is not None:
                 logger.close()

@@ -1,10 +1,12 @@
 """Inject every fault the trainer must survive, many times, and print the fault table (docs/reliability.md).
 
     python -m tools.fault_campaign [--repeats 10] [--out docs/fault_table.md]
+    python -m tools.fault_campaign --only signals        # the signal rows alone (a few minutes)
 
 Faults: a bad value for every CLI flag of train.py and play.py and for config overrides; damaged, foreign and
 malicious checkpoints (given to play.py and to train.py --resume); NaN physics; NaN learning; SIGKILL at random
-moments with a save every iteration (so some kills land inside a save); SIGINT; operating-system faults (a full
+moments with a save every iteration (so some kills land inside a save); SIGINT, SIGTERM and SIGUSR1 (also with
+SIGINT ignored at start, during saves, three in a row, under torchrun); operating-system faults (a full
 disk during a save, a run folder that turns read-only, an unreadable checkpoint); and memory growth over many
 iterations. Each row says how often the fault was tried and what came of it. The injections live in
 ``fault_injection/harness.py``; ``tests/test_faults.py`` runs them with fewer repeats.
@@ -37,9 +39,10 @@ from fault_injection.harness import (
     one_line_error,
     rss_growth_mb,
     run_cli,
-    sigint_round,
     try_checkpoint,
 )
+from fault_injection.harness import STEP_SLEEP_ENV
+from fault_injection.signals import clean_stop, signal_round, signals_during_save_round, torchrun_sigterm_round
 
 
 def main() -> int:
@@ -47,10 +50,16 @@ def main() -> int:
     p.add_argument("--repeats", type=int, default=10, help="tries of each random fault (default 10)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", type=Path, help="also write the table (markdown) to this file")
+    p.add_argument("--only", choices=("signals",), help="only these rows (signals: a few minutes)")
     args = p.parse_args()
     rng = random.Random(args.seed)
     rows: list[tuple[str, int, str]] = []
     t0 = time.time()
+
+    if args.only == "signals":
+        with tempfile.TemporaryDirectory() as tmp_name:
+            rows += signal_rows(Path(tmp_name), args.repeats, rng)
+        return _print_table(rows, t0, args.out)
 
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
@@ -131,11 +140,7 @@ def main() -> int:
                          f"{within}/{args.repeats} resumed, at most 1 iteration (one save interval) lost; {mid} of the "
                          "kills left a half-written temporary file (removed by the resume)"))
 
-        sigints = [sigint_round(tmp / f"sigint_{i}") for i in range(max(1, args.repeats // 2))]
-        clean = sum(r["code"] == 130 and r["saved_line"] and r["checkpoint"] >= r["logged"] and "Traceback" not in r["stderr"]
-                    for r in sigints)
-        rows.append(("SIGINT (Ctrl-C) during training, no periodic save due", len(sigints),
-                     f"{clean}/{len(sigints)} saved a final checkpoint of the last iteration and exited with 130; nothing lost"))
+        rows += signal_rows(tmp, args.repeats, rng)
 
         for label, error in (("full disk (torch.save fails part-way)", FULL_DISK),
                              ("run folder became read-only", PermissionError(errno.EROFS, "Read-only file system"))):
@@ -162,13 +167,72 @@ def main() -> int:
     growth = rss_growth_mb()
     rows.append(("memory over 200 CartPole iterations after a 100-iteration warm-up", 1, f"RSS grew by {growth:.1f} MiB"))
 
+    return _print_table(rows, t0, args.out)
+
+
+def _print_table(rows: list[tuple[str, int, str]], t0: float, out: Path | None) -> int:
     table = ["| fault | tries | outcome |", "|---|---|---|"] + [f"| {a} | {n} | {o} |" for a, n, o in rows]
     text = "\n".join(table)
     print(text)
     print(f"({time.time() - t0:.0f} s)")
-    if args.out:
-        args.out.write_text(text + "\n")
+    if out:
+        out.write_text(text + "\n")
     return 0
+
+
+def signal_rows(tmp: Path, repeats: int, rng: random.Random) -> list[tuple[str, int, str]]:
+    """Runs stopped by signals (issue 29): each must exit with 128 + signal, print one line naming the signal, the
+    checkpoint of the last iteration logged and the resume command; a third signal exits at once."""
+    import os
+    import signal
+
+    rows: list[tuple[str, int, str]] = []
+    half = max(1, repeats // 2)
+    outcome = ("saved a final checkpoint of the last iteration logged, printed the one line (signal, checkpoint, "
+               "resume command) and exited with {code}; nothing lost")
+    for label, sig, nohup in (("SIGINT (Ctrl-C)", signal.SIGINT, False), ("SIGTERM (docker stop, Kubernetes, SLURM)",
+                               signal.SIGTERM, False),
+                              ("SIGINT to a process started with SIGINT ignored (nohup, background job)", signal.SIGINT,
+                               True), ("SIGUSR1 (SLURM --signal=USR1@90)", signal.SIGUSR1, False)):
+        runs = [tmp / f"{sig.name}_{nohup}_{i}" for i in range(half)]
+        clean = sum(clean_stop(signal_round(run, sig, nohup=nohup, rng=rng), sig, run) for run in runs)
+        rows.append((f"{label} during training, no periodic save due", half,
+                     f"{clean}/{half} " + outcome.format(code=128 + sig)))
+        _progress(rows[-1])
+    runs = [tmp / f"during_save_{i}" for i in range(repeats)]
+    results = [(signal_round(run, signal.SIGTERM, save_interval=1, during_save=True), run) for run in runs]
+    clean = sum(clean_stop(r, signal.SIGTERM, run) and r["leftovers"] == 0 for r, run in results)
+    rows.append(("SIGTERM as soon as a save's temporary file appears (a save every iteration)", repeats,
+                 f"{clean}/{repeats} the save completed and was the final checkpoint; one line; exit 143; no temporary "
+                 f"file left ({sum(r['mid_save'] for r, _ in results)} signals sent while the temporary file existed)"))
+    _progress(rows[-1])
+    saves = [signals_during_save_round(tmp / f"two_{i}", rng) for i in range(repeats)]
+    clean = sum(r["stopped_by"] == signal.SIGTERM and r["iteration"] == r["checkpoint"] == 3 and r["leftovers"] == 0
+                for r in saves)
+    rows.append(("two SIGTERMs at random Python lines of one checkpoint save (in process)", repeats,
+                 f"{clean}/{repeats} the save finished (the second signal waited for it), the run stopped after it, "
+                 "the checkpoint verifies"))
+    _progress(rows[-1])
+    os.environ[STEP_SLEEP_ENV] = "0.02"
+    threes = [signal_round(tmp / f"three_{i}", signal.SIGTERM, save_interval=1, times=3, delay=rng.uniform(0.0, 0.5),
+                           after=1, task="SlowCartPole-v0") for i in range(half)]
+    clean = sum(r["code"] == 143 and not r["stop_lines"] and "exiting at once" in r["stderr"]
+                and r["checkpoint_path"] == r["newest_file"] for r in threes)
+    rows.append(("three SIGTERMs 0.05 s apart within an iteration (a save every iteration)", half,
+                 f"{clean}/{half} exited at once with 143; the newest checkpoint verifies (each time)"))
+    _progress(rows[-1])
+    tries = max(1, repeats // 3)
+    ranks = [torchrun_sigterm_round(tmp / f"torchrun_{i}") for i in range(tries)]
+    clean = sum(len(r["stop_lines"]) == 1 and int(r["stop_lines"][0].group(2)) == r["checkpoint"] for r in ranks)
+    rows.append(("torchrun, 2 gloo ranks: SIGTERM to torchrun", tries,
+                 f"{clean}/{tries} every rank stopped, rank 0 saved and printed the one line; all exited within "
+                 f"{max(r['seconds'] for r in ranks):.1f} s of the signal"))
+    _progress(rows[-1])
+    return rows
+
+
+def _progress(row: tuple[str, int, str]) -> None:
+    print(f"{time.strftime('%H:%M:%S')} {row[0]}: {row[2]}", file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":
