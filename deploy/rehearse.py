@@ -1,0 +1,308 @@
+"""Rehearse a hardware trial: the robot-side runtime drives the simulated robot in real time over UDP.
+
+    python -m deploy.rehearse policy.onnx [--out DIR] [--seconds 10] [--latencies 0,10,20,30,40]
+                              [--command 0.5,0,0] [--actuation torque_pd|file] [--quick]
+
+Each setting starts ``deploy/simrobot.py`` in its own process (torque PD at 1 kHz, sensor noise, joints in
+another order than the policy's) and runs ``deploy/runtime`` against it for ``--seconds``: standing still for
+``STAND_S``, then the ``--command`` (vx, vy in m/s, yaw rate in rad/s). The sweep, one change at a time from the
+nominal robot: total latency 0-40 ms (half on the sensor path, half on the command path), motor strength
+-/+20%, PD gains -/+20%, friction x0.5 / x1.5, added base mass +10% / +20% of the robot's mass. A setting
+*walks* when the robot did not fall, the runtime stayed in ``run`` (no watchdog, no e-stop) and the mean
+velocity tracking error stayed within ``--walk-error``. The largest latency that walks is the largest one of
+the sweep with every smaller one walking too. ``offline`` is today's sim2sim loop (``deploy/sim2sim.py``: the
+file's position servos at the training timestep, no real time, no latency, no noise) on the same command.
+
+Writes ``DIR/rehearsal.json``, ``DIR/rehearsal.png`` and each run's per-tick timing ``DIR/ticks/NAME.csv``;
+prints a markdown table (docs/deploy.md shows the default policy's).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import platform
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+import numpy as np
+
+from deploy.onnx_policy import OnnxPolicy
+from deploy.runtime.loop import Runtime
+from deploy.runtime.safety import SafetyConfig
+from deploy.runtime.udp import UdpRobot
+from deploy.simrobot import SimRobotConfig
+from rl_core.errors import UserError
+
+STAND_S = 1.0
+"""The command is zero for this long at the start of every run (s)."""
+START_TIMEOUT_S = 30.0
+"""Longest wait for the simulated robot's READY line (s)."""
+LATENCIES_MS = (0.0, 10.0, 20.0, 30.0, 40.0)
+"""Default latency sweep (ms, total of both paths)."""
+
+
+def schedule(command: tuple[float, float, float]):  # noqa: ANN201 - a closure
+    """``commands(t)``: zero for ``STAND_S``, then ``command``."""
+    moving = np.asarray(command, dtype=np.float64)
+    still = np.zeros(3)
+    return lambda t: still if t < STAND_S else moving
+
+
+def rehearse_one(policy_path: str | Path, sim: SimRobotConfig, seconds: float, command: tuple[float, float, float],
+                 safety: Optional[SafetyConfig] = None, log_csv: Optional[Path] = None,
+                 policy: Optional[OnnxPolicy] = None) -> dict[str, Any]:
+    """One real-time run: the simulated robot in a child process (killed in any case), the runtime here.
+    Returns the runtime's timing summary and safety mode with the robot's report."""
+    policy = policy or OnnxPolicy(policy_path, threads=1)
+    sim = dataclasses.replace(sim, policy=str(policy_path), seconds=seconds + 5.0)
+    proc = subprocess.Popen([sys.executable, "-m", "deploy.simrobot", sim.to_json()], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[1])
+    robot: Optional[UdpRobot] = None
+    try:
+        port = _ready_port(proc)
+        robot = UdpRobot(sim.sdk_order or policy.metadata["joint_names"], ("127.0.0.1", port))
+        runtime = Runtime(policy, robot, safety)
+        link = robot
+
+        def note(_t: float, cmd: np.ndarray) -> None:
+            link.reference = cmd
+
+        timing = runtime.run(seconds, schedule(command), on_tick=note)
+        robot.quit()
+        out, err = proc.communicate(timeout=30)
+        if proc.returncode != 0:
+            raise RuntimeError(f"simulated robot failed: {err.strip().splitlines()[-1:] or proc.returncode}")
+        report = json.loads(out.strip().splitlines()[-1])
+        if log_csv is not None:
+            runtime.log.write_csv(log_csv)
+        return {"runtime": timing, "robot": report}
+    finally:
+        if robot is not None:
+            robot.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+def _ready_port(proc: subprocess.Popen) -> int:
+    assert proc.stdout is not None
+    end = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < end:
+        ready, _, _ = select.select([proc.stdout], [], [], 0.2)
+        if ready:
+            line = proc.stdout.readline()
+            if line.startswith("READY "):
+                return int(line.split()[1])
+            if not line and proc.poll() is not None:
+                err = proc.stderr.read() if proc.stderr else ""
+                raise UserError(f"rehearse: the simulated robot did not start: {err.strip().splitlines()[-1:]}")
+    raise RuntimeError(f"rehearse: the simulated robot sent no READY within {START_TIMEOUT_S:g} s")
+
+
+def robot_mass(policy: OnnxPolicy) -> float:
+    from deploy.sim2sim import load_scene
+
+    model = load_scene(policy.metadata)
+    base = model.joint(policy.metadata["base_joint"])
+    root = model.body_rootid[model.jnt_bodyid[base.id]]
+    return float(sum(model.body_mass[b] for b in range(model.nbody) if model.body_rootid[b] == root))
+
+
+def sweep(policy: OnnxPolicy, latencies_ms: tuple[float, ...], quick: bool) -> list[tuple[str, str, float, dict]]:
+    """``(name, group, value, SimRobotConfig changes)`` of every setting."""
+    mass = robot_mass(policy)
+    rows: list[tuple[str, str, float, dict]] = []
+    for ms in latencies_ms:
+        name = "nominal" if ms == 0 else f"latency {ms:g} ms"
+        rows.append((name, "latency_ms", ms, {"sensor_latency_s": ms / 2000, "command_latency_s": ms / 2000}))
+    if quick:
+        return rows
+    for f in (0.8, 1.2):
+        rows.append((f"motor strength x{f:g}", "motor_strength", f, {"motor_strength": f}))
+    for f in (0.8, 1.2):
+        rows.append((f"PD gains x{f:g}", "pd_gains", f, {"kp_scale": f, "kd_scale": f}))
+    for f in (0.5, 1.5):
+        rows.append((f"friction x{f:g}", "friction", f, {"friction_scale": f}))
+    for share in (0.1, 0.2):
+        kg = round(share * mass, 2)
+        rows.append((f"added mass +{kg:g} kg", "added_mass_kg", kg, {"added_mass_kg": kg}))
+    return rows
+
+
+def offline(policy: OnnxPolicy, seconds: float, command: tuple[float, float, float], score_from_s: float
+            ) -> dict[str, Any]:
+    """Today's sim2sim loop on the same command: position servos at the training timestep, no real time."""
+    from deploy.sim2sim import PlainMujocoRobot
+
+    robot = PlainMujocoRobot(policy.metadata)
+    robot.reset(0.0)
+    policy.reset()
+    commands = schedule(command)
+    dt = policy.metadata["control_dt"]
+    lin, yaw = [], []
+    fell_at = None
+    start = robot.base_xy()
+    for k in range(int(round(seconds / dt))):
+        robot.commands = commands(k * dt)
+        robot.act(policy(robot.observe())[0])
+        if robot.fell():
+            fell_at = (k + 1) * dt
+            break
+        if (k + 1) * dt >= STAND_S + score_from_s:
+            v, w, _ = robot.body_frame()
+            lin.append(float(np.linalg.norm(robot.commands[:2] - v[:2])))
+            yaw.append(float(abs(robot.commands[2] - w[2])))
+    xy = robot.base_xy() - start
+    return {"fell": fell_at is not None, "fall_time_s": fell_at,
+            "lin_vel_tracking_error": float(np.mean(lin)) if lin else None,
+            "yaw_rate_tracking_error": float(np.mean(yaw)) if yaw else None, "forward_m": float(xy[0]),
+            "distance_m": float(np.hypot(*xy))}
+
+
+def walks(row: dict[str, Any], walk_error: float) -> bool:
+    r = row["robot"]
+    err = r["lin_vel_tracking_error"]
+    return (not r["fell"] and row["runtime"]["mode"] == "run" and err is not None and err <= walk_error)
+
+
+def largest_walking_latency(rows: list[dict[str, Any]]) -> Optional[float]:
+    best = None
+    for row in sorted((r for r in rows if r["group"] == "latency_ms"), key=lambda r: r["value"]):
+        if not row["walks"]:
+            break
+        best = row["value"]
+    return best
+
+
+def table(result: dict[str, Any]) -> str:
+    """The markdown table of a rehearsal."""
+    lines = ["| setting | walks | fell at (s) | lin. error (m/s) | yaw error (rad/s) | forward (m) | inference p99 "
+             "(ms) | tick p99 (ms) | missed deadlines | runtime mode |", "|---|---|---|---|---|---|---|---|---|---|"]
+
+    def f(x: Any, fmt: str = ".3f") -> str:
+        return "-" if x is None else format(x, fmt)
+
+    for row in result["settings"]:
+        r, t = row["robot"], row["runtime"]
+        lines.append(f"| {row['name']} | {'yes' if row['walks'] else 'no'} | {f(r['fall_time_s'], '.2f')} | "
+                     f"{f(r['lin_vel_tracking_error'])} | {f(r['yaw_rate_tracking_error'])} | {r['forward_m']:.2f} | "
+                     f"{f(t.get('inference_ms', {}).get('p99'), '.2f')} | {f(t.get('total_ms', {}).get('p99'), '.2f')} | "
+                     f"{t['missed_deadlines']} | {t['mode']} |")
+    o = result.get("offline")
+    if o:
+        lines.append(f"| offline sim2sim (no real time) | {'yes' if o['walks'] else 'no'} | {f(o['fall_time_s'], '.2f')} "
+                     f"| {f(o['lin_vel_tracking_error'])} | {f(o['yaw_rate_tracking_error'])} | {o['forward_m']:.2f} "
+                     "| - | - | - | - |")
+    return "\n".join(lines)
+
+
+def plot(result: dict[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = result["settings"]
+    lat = [r for r in rows if r["group"] == "latency_ms"]
+    other = [r for r in rows if r["group"] != "latency_ms"]
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.2), gridspec_kw={"width_ratios": [1, 1.6]})
+
+    def err(r: dict[str, Any]) -> float:
+        e = r["robot"]["lin_vel_tracking_error"]
+        return float("nan") if e is None else e
+
+    ax = axes[0]
+    ax.plot([r["value"] for r in lat], [err(r) for r in lat], "o-", color="tab:blue")
+    for r in lat:
+        if not r["walks"]:
+            ax.plot(r["value"], err(r) if np.isfinite(err(r)) else 0.0, "x", color="tab:red", ms=12, mew=2)
+    ax.axhline(result["walk_error"], color="grey", ls="--", lw=1, label="walk threshold")
+    ax.set_xlabel("total latency (ms)")
+    ax.set_ylabel("velocity tracking error (m/s)")
+    ax.set_title("latency sweep (x: does not walk)")
+    ax.legend()
+    ax = axes[1]
+    names = ["nominal"] + [r["name"] for r in other]
+    values = [err(lat[0])] + [err(r) for r in other]
+    colors = ["tab:blue" if r["walks"] else "tab:red" for r in [lat[0], *other]]
+    ax.barh(names, np.nan_to_num(values), color=colors)
+    ax.axvline(result["walk_error"], color="grey", ls="--", lw=1)
+    ax.set_xlabel("velocity tracking error (m/s); red: fell or stopped")
+    ax.invert_yaxis()
+    fig.suptitle(f"{result['task']}: real-time rehearsal, {result['seconds']:g} s per setting, command "
+                 f"{result['command']}")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def main(argv: Optional[list[str]] = None) -> dict[str, Any]:
+    p = argparse.ArgumentParser(prog="python -m deploy.rehearse", description=__doc__.splitlines()[0])
+    p.add_argument("policy", help="exported ONNX policy (play.py --export-onnx)")
+    p.add_argument("--out", default="rehearsal", help="output folder (default: ./rehearsal)")
+    p.add_argument("--seconds", type=float, default=10.0, help="real-time length of each setting (s)")
+    p.add_argument("--latencies", default=",".join(f"{x:g}" for x in LATENCIES_MS),
+                   help="total latencies to sweep (ms, comma-separated)")
+    p.add_argument("--command", default="0.5,0,0", help="vx,vy,yaw_rate after the first second (m/s, m/s, rad/s)")
+    p.add_argument("--actuation", default="torque_pd", choices=("torque_pd", "file"),
+                   help="the simulated motors: a 1 kHz torque PD, or the scene's position servos")
+    p.add_argument("--walk-error", type=float, default=0.25, help="largest tracking error that still walks (m/s)")
+    p.add_argument("--quick", action="store_true", help="the latency sweep only")
+    args = p.parse_args(argv)
+    try:
+        latencies = tuple(float(x) for x in args.latencies.split(","))
+        command = tuple(float(x) for x in args.command.split(","))
+    except ValueError:
+        raise UserError("--latencies and --command take comma-separated numbers") from None
+    if len(command) != 3:
+        raise UserError(f"--command={args.command} is not allowed; expected vx,vy,yaw_rate")
+    if not all(0 <= x <= 1000 for x in latencies) or args.seconds <= STAND_S + 1:
+        raise UserError("--latencies must be within [0, 1000] ms and --seconds more than 2")
+    policy = OnnxPolicy(args.policy, threads=1)
+    out = Path(args.out)
+    names = sorted(policy.metadata["joint_names"])  # a robot whose SDK orders its joints otherwise
+    base = SimRobotConfig(policy=str(args.policy), actuation=args.actuation, sdk_order=tuple(names))
+    rows = []
+    for name, group, value, changes in sweep(policy, latencies, args.quick):
+        slug = name.replace(" ", "_").replace("+", "")
+        row = rehearse_one(args.policy, dataclasses.replace(base, **changes), args.seconds, command,
+                           log_csv=out / "ticks" / f"{slug}.csv", policy=policy)
+        row.update(name=name, group=group, value=value)
+        row["walks"] = walks(row, args.walk_error)
+        rows.append(row)
+        r = row["robot"]
+        print(f"{name}: walks={row['walks']} fell={r['fell']} lin_err={r['lin_vel_tracking_error']} "
+              f"missed={row['runtime']['missed_deadlines']} mode={row['runtime']['mode']}", file=sys.stderr)
+    off = offline(policy, args.seconds, command, base.score_from_s)
+    off["walks"] = (not off["fell"] and off["lin_vel_tracking_error"] is not None
+                    and off["lin_vel_tracking_error"] <= args.walk_error)
+    inference = [r["runtime"]["inference_ms"]["p99"] for r in rows if "inference_ms" in r["runtime"]]
+    result = {"policy": str(args.policy), "task": policy.metadata["task"], "seconds": args.seconds,
+              "command": list(command), "actuation": args.actuation, "walk_error": args.walk_error,
+              "machine": f"{platform.machine()}, {os.cpu_count()} cores", "load_avg_at_end": os.getloadavg(),
+              "settings": rows, "offline": off, "largest_walking_latency_ms": largest_walking_latency(rows),
+              "inference_p99_ms_worst": max(inference) if inference else None,
+              "missed_deadlines": sum(r["runtime"]["missed_deadlines"] for r in rows)}
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "rehearsal.json").write_text(json.dumps(result, indent=1))
+    plot(result, out / "rehearsal.png")
+    print(table(result))
+    print(f"largest latency that still walks: {result['largest_walking_latency_ms']} ms; "
+          f"worst inference p99 {result['inference_p99_ms_worst']} ms; missed deadlines {result['missed_deadlines']}")
+    return result
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except UserError as e:
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(2)
