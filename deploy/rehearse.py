@@ -184,7 +184,8 @@ def largest_walking_latency(rows: list[dict[str, Any]]) -> Optional[float]:
 def table(result: dict[str, Any]) -> str:
     """The markdown table of a rehearsal."""
     lines = ["| setting | walks | fell at (s) | lin. error (m/s) | yaw error (rad/s) | forward (m) | inference p99 "
-             "(ms) | tick p99 (ms) | missed deadlines | runtime mode |", "|---|---|---|---|---|---|---|---|---|---|"]
+             "(ms) | tick p99 (ms) | missed deadlines | runtime mode | robot behind real time, max (ms) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
 
     def f(x: Any, fmt: str = ".3f") -> str:
         return "-" if x is None else format(x, fmt)
@@ -194,12 +195,12 @@ def table(result: dict[str, Any]) -> str:
         lines.append(f"| {row['name']} | {'yes' if row['walks'] else 'no'} | {f(r['fall_time_s'], '.2f')} | "
                      f"{f(r['lin_vel_tracking_error'])} | {f(r['yaw_rate_tracking_error'])} | {r['forward_m']:.2f} | "
                      f"{f(t.get('inference_ms', {}).get('p99'), '.2f')} | {f(t.get('total_ms', {}).get('p99'), '.2f')} | "
-                     f"{t['missed_deadlines']} | {t['mode']} |")
+                     f"{t['missed_deadlines']} | {t['mode']} | {r['max_lag_ms']:.1f} |")
     o = result.get("offline")
     if o:
         lines.append(f"| offline sim2sim (no real time) | {'yes' if o['walks'] else 'no'} | {f(o['fall_time_s'], '.2f')} "
                      f"| {f(o['lin_vel_tracking_error'])} | {f(o['yaw_rate_tracking_error'])} | {o['forward_m']:.2f} "
-                     "| - | - | - | - |")
+                     "| - | - | - | - | - |")
     return "\n".join(lines)
 
 
