@@ -7,9 +7,9 @@ Each setting starts ``deploy/simrobot.py`` in its own process (torque PD at 1 kH
 another order than the policy's) and runs ``deploy/runtime`` against it for ``--seconds``: standing still for
 ``STAND_S``, then the ``--command`` (vx, vy in m/s, yaw rate in rad/s). The sweep, one change at a time from the
 nominal robot: total latency 0-40 ms (half on the sensor path, half on the command path), motor strength
--/+20%, PD gains -/+20%, friction x0.5 / x1.5, added base mass +10% / +20% of the robot's mass. A setting
-*walks* when the robot did not fall, the runtime stayed in ``run`` (no watchdog, no e-stop) and the mean
-velocity tracking error stayed within ``--walk-error``. The largest latency that walks is the largest one of
+-/+20% (torque and its limit), stiffness kp -/+20%, damping kd x0.5 / x2, friction x0.5 / x1.5, added base mass
++10% / +20% of the robot's mass. A setting *walks* when the robot did not fall, the runtime stayed in ``run`` (no
+watchdog, no e-stop) and the mean tracking errors stayed within ``--walk-error`` and ``--walk-yaw-error``. The largest latency that walks is the largest one of
 the sweep with every smaller one walking too. ``offline`` is today's sim2sim loop (``deploy/sim2sim.py``: the
 file's position servos at the training timestep, no real time, no latency, no noise) on the same command.
 
@@ -34,7 +34,7 @@ from typing import Any, Optional
 import numpy as np
 
 from deploy.onnx_policy import OnnxPolicy
-from deploy.runtime.loop import Runtime
+from deploy.runtime.loop import Runtime, realtime
 from deploy.runtime.safety import SafetyConfig
 from deploy.runtime.udp import UdpRobot
 from deploy.simrobot import SimRobotConfig
@@ -127,7 +127,9 @@ def sweep(policy: OnnxPolicy, latencies_ms: tuple[float, ...], quick: bool) -> l
     for f in (0.8, 1.2):
         rows.append((f"motor strength x{f:g}", "motor_strength", f, {"motor_strength": f}))
     for f in (0.8, 1.2):
-        rows.append((f"PD gains x{f:g}", "pd_gains", f, {"kp_scale": f, "kd_scale": f}))
+        rows.append((f"kp x{f:g}", "kp_scale", f, {"kp_scale": f}))
+    for f in (0.5, 2.0):
+        rows.append((f"kd x{f:g}", "kd_scale", f, {"kd_scale": f}))
     for f in (0.5, 1.5):
         rows.append((f"friction x{f:g}", "friction", f, {"friction_scale": f}))
     for share in (0.1, 0.2):
@@ -166,10 +168,11 @@ def offline(policy: OnnxPolicy, seconds: float, command: tuple[float, float, flo
             "distance_m": float(np.hypot(*xy))}
 
 
-def walks(row: dict[str, Any], walk_error: float) -> bool:
-    r = row["robot"]
-    err = r["lin_vel_tracking_error"]
-    return (not r["fell"] and row["runtime"]["mode"] == "run" and err is not None and err <= walk_error)
+def walks(report: dict[str, Any], mode: str, walk_error: float, walk_yaw_error: float) -> bool:
+    """Did not fall, the runtime stayed in ``run``, and both tracking errors are within the limits."""
+    lin, yaw = report["lin_vel_tracking_error"], report["yaw_rate_tracking_error"]
+    return (not report["fell"] and mode == "run" and lin is not None and lin <= walk_error and yaw is not None
+            and yaw <= walk_yaw_error)
 
 
 def largest_walking_latency(rows: list[dict[str, Any]]) -> Optional[float]:
@@ -255,8 +258,14 @@ def main(argv: Optional[list[str]] = None) -> dict[str, Any]:
     p.add_argument("--command", default="0.5,0,0", help="vx,vy,yaw_rate after the first second (m/s, m/s, rad/s)")
     p.add_argument("--actuation", default="torque_pd", choices=("torque_pd", "file"),
                    help="the simulated motors: a 1 kHz torque PD, or the scene's position servos")
-    p.add_argument("--walk-error", type=float, default=0.25, help="largest tracking error that still walks (m/s)")
+    p.add_argument("--walk-error", type=float, default=0.25,
+                   help="largest linear velocity tracking error that still walks (m/s)")
+    p.add_argument("--walk-yaw-error", type=float, default=0.5,
+                   help="largest yaw rate tracking error that still walks (rad/s)")
     p.add_argument("--quick", action="store_true", help="the latency sweep only")
+    p.add_argument("--rt-priority", type=int, default=0,
+                   help="SCHED_FIFO priority (1-99) of the runtime and the simulated robot, as on a robot computer "
+                        "(needs root or CAP_SYS_NICE); 0: the normal scheduler")
     args = p.parse_args(argv)
     try:
         latencies = tuple(float(x) for x in args.latencies.split(","))
@@ -270,24 +279,30 @@ def main(argv: Optional[list[str]] = None) -> dict[str, Any]:
     policy = OnnxPolicy(args.policy, threads=1)
     out = Path(args.out)
     names = sorted(policy.metadata["joint_names"])  # a robot whose SDK orders its joints otherwise
-    base = SimRobotConfig(policy=str(args.policy), actuation=args.actuation, sdk_order=tuple(names))
+    if not 0 <= args.rt_priority <= 99:
+        raise UserError(f"--rt-priority={args.rt_priority} is not allowed; expected an integer in [0, 99]")
+    if args.rt_priority:
+        realtime(args.rt_priority)
+    base = SimRobotConfig(policy=str(args.policy), actuation=args.actuation, sdk_order=tuple(names),
+                          rt_priority=args.rt_priority)
     rows = []
     for name, group, value, changes in sweep(policy, latencies, args.quick):
         slug = name.replace(" ", "_").replace("+", "")
         row = rehearse_one(args.policy, dataclasses.replace(base, **changes), args.seconds, command,
                            log_csv=out / "ticks" / f"{slug}.csv", policy=policy)
         row.update(name=name, group=group, value=value)
-        row["walks"] = walks(row, args.walk_error)
+        row["walks"] = walks(row["robot"], row["runtime"]["mode"], args.walk_error, args.walk_yaw_error)
         rows.append(row)
         r = row["robot"]
         print(f"{name}: walks={row['walks']} fell={r['fell']} lin_err={r['lin_vel_tracking_error']} "
               f"missed={row['runtime']['missed_deadlines']} mode={row['runtime']['mode']}", file=sys.stderr)
     off = offline(policy, args.seconds, command, base.score_from_s)
-    off["walks"] = (not off["fell"] and off["lin_vel_tracking_error"] is not None
-                    and off["lin_vel_tracking_error"] <= args.walk_error)
+    off["walks"] = walks(off, "run", args.walk_error, args.walk_yaw_error)
     inference = [r["runtime"]["inference_ms"]["p99"] for r in rows if "inference_ms" in r["runtime"]]
     result = {"policy": str(args.policy), "task": policy.metadata["task"], "seconds": args.seconds,
               "command": list(command), "actuation": args.actuation, "walk_error": args.walk_error,
+              "walk_yaw_error": args.walk_yaw_error,
+              "rt_priority": args.rt_priority,
               "machine": f"{platform.machine()}, {os.cpu_count()} cores", "load_avg_at_end": os.getloadavg(),
               "settings": rows, "offline": off, "largest_walking_latency_ms": largest_walking_latency(rows),
               "inference_p99_ms_worst": max(inference) if inference else None,

@@ -30,6 +30,7 @@ import numpy as np
 
 from deploy.onnx_policy import OnnxPolicy
 from deploy.runtime import udp
+from deploy.runtime.loop import realtime
 from deploy.runtime.robot import JointCommand, RobotState
 from deploy.sim2sim import load_scene
 from deploy.terrain import HeightMap, HeightScan, tiles
@@ -93,6 +94,8 @@ class SimRobotConfig:
     """Tracking errors are averaged from this long after the first command on (s)."""
     seed: int = 0
     """Noise seed."""
+    rt_priority: int = 0
+    """SCHED_FIFO priority of the simulated robot's process (0: the normal scheduler)."""
 
     @staticmethod
     def from_json(text: str) -> SimRobotConfig:
@@ -304,6 +307,8 @@ def main() -> None:
     sock.bind(("127.0.0.1", 0))
     sock.setblocking(False)
     robot = SimulatedRobot(cfg)  # a bad config fails before READY
+    if cfg.rt_priority:
+        realtime(cfg.rt_priority)
     print(f"READY {sock.getsockname()[1]}", flush=True)
     print(json.dumps(serve(robot, sock)), flush=True)
 

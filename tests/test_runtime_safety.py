@@ -205,3 +205,10 @@ def test_the_loop_times_each_tick_and_its_watchdog_catches_a_sensor_stop(meta, t
     lines = (tmp_path / "ticks.csv").read_text().splitlines()
     assert lines[0].startswith("tick,late_ms,read_ms,obs_ms,inference_ms") and len(lines) == 26
     assert lines[-1].endswith("stance")
+
+
+def test_docs_carry_the_schema_tables_verbatim():
+    from deploy import schema
+
+    text = (ROOT / "docs" / "deploy.md").read_text()
+    assert f"<!-- schema:begin -->\n{schema.markdown()}\n<!-- schema:end -->" in text

@@ -24,6 +24,18 @@ WARMUP_TICKS = 5
 """Ticks left out of the timing summary (first calls of the policy and the transport)."""
 
 
+def realtime(priority: int) -> None:
+    """Run this process under SCHED_FIFO at ``priority`` (1-99), as a robot computer runs its control loop; one
+    UserError line where the OS refuses (needs root or CAP_SYS_NICE; Linux only)."""
+    import os
+
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
+    except (AttributeError, OSError) as e:
+        raise UserError(f"real-time priority {priority}: the OS refused SCHED_FIFO ({e}); run without it or grant "
+                        "CAP_SYS_NICE") from None
+
+
 class Runtime:
     """``Runtime(policy, robot).run(seconds, commands)``: drive ``robot`` with ``policy`` in real time."""
 
