@@ -27,6 +27,7 @@ import platform
 import select
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 from typing import Any, Optional
@@ -135,6 +136,10 @@ def sweep(policy: OnnxPolicy, latencies_ms: tuple[float, ...], quick: bool) -> l
     for share in (0.1, 0.2):
         kg = round(share * mass, 2)
         rows.append((f"added mass +{kg:g} kg", "added_mass_kg", kg, {"added_mass_kg": kg}))
+    ms = min(max(latencies_ms), 40.0)
+    rows.append((f"all at once: {ms:g} ms, strength x0.8, friction x0.5, +{round(0.2 * mass, 2):g} kg", "combined", ms,
+                 {"sensor_latency_s": ms / 2000, "command_latency_s": ms / 2000, "motor_strength": 0.8,
+                  "friction_scale": 0.5, "added_mass_kg": round(0.2 * mass, 2)}))
     return rows
 
 
@@ -216,27 +221,31 @@ def plot(result: dict[str, Any], path: Path) -> None:
     rows = result["settings"]
     lat = [r for r in rows if r["group"] == "latency_ms"]
     other = [r for r in rows if r["group"] != "latency_ms"]
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.2), gridspec_kw={"width_ratios": [1, 1.6]})
+    fig, axes = plt.subplots(1, 2, figsize=(12, 5.4), gridspec_kw={"width_ratios": [1, 1.6]})
 
-    def err(r: dict[str, Any]) -> float:
-        e = r["robot"]["lin_vel_tracking_error"]
+    def err(r: dict[str, Any], key: str = "lin_vel_tracking_error") -> float:
+        e = r["robot"][key]
         return float("nan") if e is None else e
 
     ax = axes[0]
-    ax.plot([r["value"] for r in lat], [err(r) for r in lat], "o-", color="tab:blue")
+    x = [r["value"] for r in lat]
+    ax.plot(x, [err(r) for r in lat], "o-", color="tab:blue", label="linear (m/s)")
+    ax.plot(x, [err(r, "yaw_rate_tracking_error") for r in lat], "s-", color="tab:orange", label="yaw rate (rad/s)")
     for r in lat:
         if not r["walks"]:
             ax.plot(r["value"], err(r) if np.isfinite(err(r)) else 0.0, "x", color="tab:red", ms=12, mew=2)
-    ax.axhline(result["walk_error"], color="grey", ls="--", lw=1, label="walk threshold")
+    ax.axhline(result["walk_error"], color="tab:blue", ls="--", lw=1)
+    ax.axhline(result["walk_yaw_error"], color="tab:orange", ls="--", lw=1)
     ax.set_xlabel("total latency (ms)")
-    ax.set_ylabel("velocity tracking error (m/s)")
+    ax.set_ylabel("tracking error; dashed: walk limits")
     ax.set_title("latency sweep (x: does not walk)")
     ax.legend()
     ax = axes[1]
-    names = ["nominal"] + [r["name"] for r in other]
+    names = ["nominal"] + [textwrap.fill(r["name"], 26) for r in other]
     values = [err(lat[0])] + [err(r) for r in other]
     colors = ["tab:blue" if r["walks"] else "tab:red" for r in [lat[0], *other]]
     ax.barh(names, np.nan_to_num(values), color=colors)
+    ax.tick_params(axis="y", labelsize=8)
     ax.axvline(result["walk_error"], color="grey", ls="--", lw=1)
     ax.set_xlabel("velocity tracking error (m/s); red: fell or stopped")
     ax.invert_yaxis()
