@@ -212,3 +212,13 @@ def test_docs_carry_the_schema_tables_verbatim():
 
     text = (ROOT / "docs" / "deploy.md").read_text()
     assert f"<!-- schema:begin -->\n{schema.markdown()}\n<!-- schema:end -->" in text
+
+
+def test_the_runtime_imports_neither_torch_nor_mujoco():
+    import subprocess
+    import sys
+
+    code = ("import sys, deploy.runtime.loop, deploy.runtime.udp, deploy.runtime.controller; "
+            "print('torch' in sys.modules, 'mujoco' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.returncode == 0 and out.stdout.split() == ["False", "False"], out.stderr
