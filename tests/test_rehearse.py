@@ -65,3 +65,40 @@ def test_no_deadline_missed_at_50_hz_over_60_seconds(tmp_path):
     assert runtime["rate_hz"] == 50.0 and runtime["ticks"] == 3000 - 5
     assert runtime["missed_deadlines"] == 0 and runtime["mode"] == "run", runtime["reason"]
     assert not robot["fell"] and robot["forward_m"] > 20.0  # 59 s at 0.5 m/s
+
+
+@pytest.mark.parametrize("actuation", ["torque_pd", "file"])
+def test_the_simulated_robot_stands_on_its_firmware_stance(actuation):
+    """No runtime, no network: the firmware holds the default pose at the policy's gains for 1 s of simulated
+    time (torque PD at 1 kHz, or the scene's servos at the training timestep); samples come in SDK order."""
+    import numpy as np
+
+    from deploy.simrobot import SimulatedRobot
+
+    robot = SimulatedRobot(SimRobotConfig(policy=str(POLICY), actuation=actuation, sdk_order=SDK_ORDER))
+    assert robot.dt == (0.001 if actuation == "torque_pd" else 0.005)
+    for _ in range(round(1.0 / robot.dt)):
+        robot.step()
+    assert not robot.fallen() and 0.2 < robot.data.qpos[robot.bq + 2] < 0.4
+    s = robot.sample(1.0)
+    np.testing.assert_allclose(s.joint_pos, robot.default, atol=0.35)  # kp 20 sags about 0.2 rad under the weight
+    assert s.joint_pos.shape == (12,) and robot.joint_names == SDK_ORDER
+
+
+def test_udp_packets_round_trip():
+    import numpy as np
+
+    from deploy.runtime import udp
+    from deploy.runtime.robot import JointCommand, RobotState
+
+    rng = np.random.default_rng(0)
+    s = RobotState(12.5, rng.normal(size=12), rng.normal(size=12), np.array([1.0, 0, 0, 0]), rng.normal(size=3), None,
+                   rng.normal(size=187))
+    seq, back = udp.unpack_state(udp.pack_state(7, s))
+    assert seq == 7 and back.stamp == 12.5 and back.base_lin_vel is None
+    for a, b in ((s.joint_pos, back.joint_pos), (s.joint_vel, back.joint_vel), (s.height_scan, back.height_scan)):
+        np.testing.assert_array_equal(a, b)
+    c = JointCommand(*(rng.normal(size=12) for _ in range(4)))
+    seq, stamp, got, ref = udp.unpack_command(udp.pack_command(3, 1.5, c, np.array([0.5, 0.0, 0.1])))
+    assert seq == 3 and stamp == 1.5 and list(ref) == [0.5, 0.0, 0.1]
+    np.testing.assert_array_equal(got.kd, c.kd)
