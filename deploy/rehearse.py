@@ -1,7 +1,8 @@
 """Rehearse a hardware trial: the robot-side runtime drives the simulated robot in real time over UDP.
 
     python -m deploy.rehearse policy.onnx [--out DIR] [--seconds 10] [--latencies 0,10,20,30,40]
-                              [--command 0.5,0,0] [--actuation torque_pd|file] [--quick]
+                              [--command 0.5,0,0] [--actuation torque_pd|file] [--quick] [--repeats N]
+                              [--rt-priority 50]
 
 Each setting starts ``deploy/simrobot.py`` in its own process (torque PD at 1 kHz, sensor noise, joints in
 another order than the policy's) and runs ``deploy/runtime`` against it for ``--seconds``: standing still for
@@ -9,8 +10,11 @@ another order than the policy's) and runs ``deploy/runtime`` against it for ``--
 nominal robot: total latency 0-40 ms (half on the sensor path, half on the command path), motor strength
 -/+20% (torque and its limit), stiffness kp -/+20%, damping kd x0.5 / x2, friction x0.5 / x1.5, added base mass
 +10% / +20% of the robot's mass. A setting *walks* when the robot did not fall, the runtime stayed in ``run`` (no
-watchdog, no e-stop) and the mean tracking errors stayed within ``--walk-error`` and ``--walk-yaw-error``. The largest latency that walks is the largest one of
-the sweep with every smaller one walking too. ``offline`` is today's sim2sim loop (``deploy/sim2sim.py``: the
+watchdog, no e-stop) and the mean tracking errors stayed within ``--walk-error`` and ``--walk-yaw-error``; a run
+cut short by the computer (a missed deadline tripped the watchdog, or the simulated robot fell more than
+``MACHINE_LAG_MS`` behind real time) is marked *stalled machine* and counts neither way. The largest latency that
+walks is the largest one of the sweep with every smaller one walking too (``--repeats N``: every run of it).
+``offline`` is today's sim2sim loop (``deploy/sim2sim.py``: the
 file's position servos at the training timestep, no real time, no latency, no noise) on the same command.
 
 Writes ``DIR/rehearsal.json``, ``DIR/rehearsal.png`` and each run's per-tick timing ``DIR/ticks/NAME.csv``;
@@ -29,6 +33,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import warnings
 from pathlib import Path
 from typing import Any, Optional
 
@@ -180,12 +185,25 @@ def walks(report: dict[str, Any], mode: str, walk_error: float, walk_yaw_error: 
             and yaw <= walk_yaw_error)
 
 
+MACHINE_LAG_MS = 20.0
+"""A run whose simulated robot fell this far behind real time says more about the machine than the policy."""
+
+
+def machine_stalled(row: dict[str, Any]) -> bool:
+    """The run was cut short by the computer, not the policy: a missed deadline tripped the watchdog, or the
+    simulated robot could not keep real time. Such runs count neither way (rerun them)."""
+    return "missed deadline" in row["runtime"]["reason"] or row["robot"]["max_lag_ms"] > MACHINE_LAG_MS
+
+
 def largest_walking_latency(rows: list[dict[str, Any]]) -> Optional[float]:
+    """The largest latency of the sweep at which every run walked, as at every smaller one (None: not even 0);
+    runs the machine stalled are left out."""
     best = None
-    for row in sorted((r for r in rows if r["group"] == "latency_ms"), key=lambda r: r["value"]):
-        if not row["walks"]:
+    for value in sorted({r["value"] for r in rows if r["group"] == "latency_ms"}):
+        judged = [r for r in rows if r["group"] == "latency_ms" and r["value"] == value and not r["machine_stalled"]]
+        if not judged or not all(r["walks"] for r in judged):
             break
-        best = row["value"]
+        best = value
     return best
 
 
@@ -200,7 +218,8 @@ def table(result: dict[str, Any]) -> str:
 
     for row in result["settings"]:
         r, t = row["robot"], row["runtime"]
-        lines.append(f"| {row['name']} | {'yes' if row['walks'] else 'no'} | {f(r['fall_time_s'], '.2f')} | "
+        verdict = "stalled machine" if row["machine_stalled"] else "yes" if row["walks"] else "no"
+        lines.append(f"| {row['name']} | {verdict} | {f(r['fall_time_s'], '.2f')} | "
                      f"{f(r['lin_vel_tracking_error'])} | {f(r['yaw_rate_tracking_error'])} | {r['forward_m']:.2f} | "
                      f"{f(t.get('inference_ms', {}).get('p99'), '.2f')} | {f(t.get('total_ms', {}).get('p99'), '.2f')} | "
                      f"{t['missed_deadlines']} | {t['mode']} | {r['max_lag_ms']:.1f} |")
@@ -218,6 +237,7 @@ def plot(result: dict[str, Any], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    warnings.filterwarnings("ignore", "Mean of empty slice")  # a run that fell before its scoring began
     rows = result["settings"]
     lat = [r for r in rows if r["group"] == "latency_ms"]
     other = [r for r in rows if r["group"] != "latency_ms"]
@@ -228,12 +248,15 @@ def plot(result: dict[str, Any], path: Path) -> None:
         return float("nan") if e is None else e
 
     ax = axes[0]
-    x = [r["value"] for r in lat]
-    ax.plot(x, [err(r) for r in lat], "o-", color="tab:blue", label="linear (m/s)")
-    ax.plot(x, [err(r, "yaw_rate_tracking_error") for r in lat], "s-", color="tab:orange", label="yaw rate (rad/s)")
-    for r in lat:
-        if not r["walks"]:
-            ax.plot(r["value"], err(r) if np.isfinite(err(r)) else 0.0, "x", color="tab:red", ms=12, mew=2)
+    x = sorted({r["value"] for r in lat})  # repeats: their mean, red x when any of them does not walk
+    runs = [[r for r in lat if r["value"] == v] for v in x]
+    lin = [float(np.nanmean([err(r) for r in g])) for g in runs]
+    ax.plot(x, lin, "o-", color="tab:blue", label="linear (m/s)")
+    ax.plot(x, [float(np.nanmean([err(r, "yaw_rate_tracking_error") for r in g])) for g in runs], "s-",
+            color="tab:orange", label="yaw rate (rad/s)")
+    for v, e, g in zip(x, lin, runs):
+        if not all(r["walks"] for r in g):
+            ax.plot(v, e if np.isfinite(e) else 0.0, "x", color="tab:red", ms=12, mew=2)
     ax.axhline(result["walk_error"], color="tab:blue", ls="--", lw=1)
     ax.axhline(result["walk_yaw_error"], color="tab:orange", ls="--", lw=1)
     ax.set_xlabel("total latency (ms)")
@@ -272,6 +295,8 @@ def main(argv: Optional[list[str]] = None) -> dict[str, Any]:
     p.add_argument("--walk-yaw-error", type=float, default=0.5,
                    help="largest yaw rate tracking error that still walks (rad/s)")
     p.add_argument("--quick", action="store_true", help="the latency sweep only")
+    p.add_argument("--repeats", type=int, default=1,
+                   help="runs per setting (noise seeds 0, 1, ...); a latency walks when every run of it walks")
     p.add_argument("--rt-priority", type=int, default=0,
                    help="SCHED_FIFO priority (1-99) of the runtime and the simulated robot, as on a robot computer "
                         "(needs root or CAP_SYS_NICE); 0: the normal scheduler")
@@ -288,19 +313,23 @@ def main(argv: Optional[list[str]] = None) -> dict[str, Any]:
     policy = OnnxPolicy(args.policy, threads=1)
     out = Path(args.out)
     names = sorted(policy.metadata["joint_names"])  # a robot whose SDK orders its joints otherwise
+    if args.repeats < 1:
+        raise UserError(f"--repeats={args.repeats} is not allowed; expected a positive integer")
     if not 0 <= args.rt_priority <= 99:
         raise UserError(f"--rt-priority={args.rt_priority} is not allowed; expected an integer in [0, 99]")
-    if args.rt_priority:
-        realtime(args.rt_priority)
+    locked = realtime(args.rt_priority) if args.rt_priority else False
     base = SimRobotConfig(policy=str(args.policy), actuation=args.actuation, sdk_order=tuple(names),
                           rt_priority=args.rt_priority)
     rows = []
-    for name, group, value, changes in sweep(policy, latencies, args.quick):
-        slug = name.replace(" ", "_").replace("+", "")
+    runs = [(f"{name} #{k + 1}" if args.repeats > 1 else name, group, value, {**changes, "seed": k})
+            for name, group, value, changes in sweep(policy, latencies, args.quick) for k in range(args.repeats)]
+    for name, group, value, changes in runs:
+        slug = name.replace(" ", "_").replace("+", "").replace("#", "").replace(":", "").replace(",", "")
         row = rehearse_one(args.policy, dataclasses.replace(base, **changes), args.seconds, command,
                            log_csv=out / "ticks" / f"{slug}.csv", policy=policy)
         row.update(name=name, group=group, value=value)
         row["walks"] = walks(row["robot"], row["runtime"]["mode"], args.walk_error, args.walk_yaw_error)
+        row["machine_stalled"] = machine_stalled(row)
         rows.append(row)
         r = row["robot"]
         print(f"{name}: walks={row['walks']} fell={r['fell']} lin_err={r['lin_vel_tracking_error']} "
@@ -311,7 +340,7 @@ def main(argv: Optional[list[str]] = None) -> dict[str, Any]:
     result = {"policy": str(args.policy), "task": policy.metadata["task"], "seconds": args.seconds,
               "command": list(command), "actuation": args.actuation, "walk_error": args.walk_error,
               "walk_yaw_error": args.walk_yaw_error,
-              "rt_priority": args.rt_priority,
+              "rt_priority": args.rt_priority, "memory_locked": locked,
               "machine": f"{platform.machine()}, {os.cpu_count()} cores", "load_avg_at_end": os.getloadavg(),
               "settings": rows, "offline": off, "largest_walking_latency_ms": largest_walking_latency(rows),
               "inference_p99_ms_worst": max(inference) if inference else None,

@@ -24,9 +24,12 @@ WARMUP_TICKS = 5
 """Ticks left out of the timing summary (first calls of the policy and the transport)."""
 
 
-def realtime(priority: int) -> None:
-    """Run this process under SCHED_FIFO at ``priority`` (1-99), as a robot computer runs its control loop; one
-    UserError line where the OS refuses (needs root or CAP_SYS_NICE; Linux only)."""
+def realtime(priority: int) -> bool:
+    """Run this process under SCHED_FIFO at ``priority`` (1-99), as a robot computer runs its control loop, and
+    lock its memory (``mlockall``: no page fault stalls a tick; returns whether that worked). One UserError line
+    where the OS refuses SCHED_FIFO (needs root or CAP_SYS_NICE; Linux only)."""
+    import ctypes
+    import ctypes.util
     import os
 
     try:
@@ -34,6 +37,11 @@ def realtime(priority: int) -> None:
     except (AttributeError, OSError) as e:
         raise UserError(f"real-time priority {priority}: the OS refused SCHED_FIFO ({e}); run without it or grant "
                         "CAP_SYS_NICE") from None
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        return libc.mlockall(1 | 2) == 0  # MCL_CURRENT | MCL_FUTURE
+    except (OSError, AttributeError):
+        return False
 
 
 class Runtime:
