@@ -102,3 +102,19 @@ def test_udp_packets_round_trip():
     seq, stamp, got, ref = udp.unpack_command(udp.pack_command(3, 1.5, c, np.array([0.5, 0.0, 0.1])))
     assert seq == 3 and stamp == 1.5 and list(ref) == [0.5, 0.0, 0.1]
     np.testing.assert_array_equal(got.kd, c.kd)
+
+
+def test_largest_walking_latency_leaves_out_runs_the_machine_stalled():
+    from deploy.rehearse import largest_walking_latency, machine_stalled
+
+    def row(ms, walks, reason="", lag=1.0):
+        r = {"group": "latency_ms", "value": ms, "walks": walks, "runtime": {"reason": reason},
+             "robot": {"max_lag_ms": lag}}
+        r["machine_stalled"] = machine_stalled(r)
+        return r
+
+    rows = [row(0, True), row(20, True), row(20, False, "watchdog: 1 missed deadline(s)"), row(40, True),
+            row(40, True), row(60, True, lag=50.0), row(60, False), row(80, True)]
+    assert [r["machine_stalled"] for r in rows] == [False, False, True, False, False, True, False, False]
+    assert largest_walking_latency(rows) == 40  # 60 failed once on its own; 80 beyond a failure does not count
+    assert largest_walking_latency([row(0, False)]) is None

@@ -222,3 +222,13 @@ def test_the_runtime_imports_neither_torch_nor_mujoco():
             "print('torch' in sys.modules, 'mujoco' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert out.returncode == 0 and out.stdout.split() == ["False", "False"], out.stderr
+
+
+def test_a_fall_in_the_stance_still_stops_and_the_first_cause_is_kept(meta):
+    ctl = Controller(OnnxPolicy(POLICY), meta["joint_names"])
+    ctl.safety.deadline(True)
+    side = (np.cos(np.pi / 4), np.sin(np.pi / 4), 0.0, 0.0)
+    out = ctl.tick(standing(meta, meta["joint_names"], stamp=1.0, quat=side), 1.0, np.zeros(3))
+    assert ctl.safety.mode == "estop" and (out.kp == 0).all()
+    assert "missed deadline" in ctl.safety.reason and len(ctl.safety.history) == 2
+    assert ctl.safety.history[1].startswith("e-stop")

@@ -100,4 +100,5 @@ class Runtime:
             log.add(k, start - sched, t_read - start, t_obs - t_read, t_inf - t_obs, t_write - t_inf, t_write - sched,
                     missed, ctl.safety.mode)
         return {"rate_hz": 1.0 / period, "seconds": seconds, **log.summary(skip=WARMUP_TICKS),
-                "mode": ctl.safety.mode, "reason": ctl.safety.reason, "clipped_ticks": ctl.safety.clipped}
+                "mode": ctl.safety.mode, "reason": ctl.safety.reason, "trips": ctl.safety.history,
+                "clipped_ticks": ctl.safety.clipped}

@@ -57,7 +57,9 @@ class Safety:
         self.torque = np.array([np.inf if t is None else t for t in meta["torque_limits"]], dtype=np.float64)
         self.mode = "run"
         self.reason = ""
-        """Why the mode left ``run`` (one line)."""
+        """Why the mode first left ``run`` (one line)."""
+        self.history: list[str] = []
+        """Every trip that changed the mode, in order."""
         self.last_target: Optional[np.ndarray] = None
         self._last_stamp: Optional[float] = None
         self._last_new = 0.0
@@ -69,7 +71,9 @@ class Safety:
         """Leave ``run`` for ``stance`` or ``estop`` (an e-stop also overrides a stance; nothing leaves e-stop)."""
         if self.mode == "estop" or (self.mode == "stance" and mode == "stance"):
             return
-        self.mode, self.reason = mode, reason
+        self.mode = mode
+        self.reason = self.reason or reason
+        self.history.append(reason)
 
     def check(self, state: Optional[RobotState], now: float) -> None:
         """The watchdog and the e-stop on this tick's sample (``now``: robot clock)."""
