@@ -8,9 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from deploy import schema
 from rl_core.errors import UserError
-from rl_core.policy_format import FORMAT
-
 
 
 def _decode(value: str) -> Any:
@@ -29,21 +28,28 @@ class OnnxPolicy:
     batch zeroes the state of those envs only). A call with another batch size starts from zeros.
     """
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, threads: int | None = None):
+        """``threads``: onnxruntime's intra-op threads, without spinning (a robot's control process: 1); None:
+        onnxruntime's default (every core, spinning)."""
         import onnxruntime as ort
 
         path = Path(path)
         if not path.is_file():
             raise UserError(f"policy file {path} does not exist")
+        options = ort.SessionOptions()
+        if threads is not None:
+            options.intra_op_num_threads = threads
+            options.inter_op_num_threads = 1
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
-            self.session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+            self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         except Exception as e:  # onnxruntime raises its own exception types for unreadable files
             raise UserError(f"policy file {path} is not a readable ONNX model ({type(e).__name__})") from None
         raw = self.session.get_modelmeta().custom_metadata_map
-        if raw.get("format") != FORMAT:
-            raise UserError(f"policy file {path} was not exported by legged-mjx (metadata format={raw.get('format')!r}, "
-                            f"expected {FORMAT!r})")
+        major = schema.check_version(raw.get("format"), f"policy file {path}")
         self.metadata = {k: _decode(v) for k, v in raw.items()}
+        if major == 1:
+            self.metadata = schema.upgrade(self.metadata, f"policy file {path}")
         self.obs_dim = int(self.metadata["obs_dim"])
         self.obs_shape = tuple(self.metadata.get("obs_shape", [self.obs_dim]))
         self.obs_dtype = np.dtype(self.metadata.get("obs_dtype", "float32"))

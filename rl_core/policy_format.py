@@ -1,4 +1,5 @@
 """The format tag of exported policies (torch-free: ``deploy/`` reads it without importing torch)."""
 
-FORMAT = "legged-mjx-policy/1"
-"""Value of the ``format`` metadata entry that ``rl_core.export`` writes and ``deploy.onnx_policy`` checks."""
+FORMAT = "legged-mjx-policy/2"
+"""Value of the ``format`` metadata entry that ``rl_core.export`` writes; ``legged-mjx-policy/MAJOR[.MINOR]``, the
+schema of each major in ``deploy/schema.py`` and docs/deploy.md (a change a reader notices bumps the major)."""

@@ -64,7 +64,7 @@ def test_onnx_matches_torch_at_any_batch_size(quadruped, quadruped_onnx, batch):
 
 def test_onnx_metadata_describes_the_robot_interface(quadruped_onnx):
     meta = OnnxPolicy(quadruped_onnx).metadata
-    assert meta["format"] == "legged-mjx-policy/1" and meta["task"] == "quadruped-flat" and meta["iteration"] == 7
+    assert meta["format"] == "legged-mjx-policy/2" and meta["task"] == "quadruped-flat" and meta["iteration"] == 7
     assert meta["obs_dim"] == 48 and meta["action_dim"] == 12 and meta["action_type"] == "continuous"
     assert sum(n for _, n in meta["obs_layout"]) == 48
     assert meta["obs_scales"]["base_ang_vel"] == 0.25 and meta["obs_scales"]["commands"] == [2.0, 2.0, 0.25]

@@ -520,11 +520,12 @@ class LocomotionEnv:
                            **({"height_scan": s["height_scan"]} if cfg.height_scan.enabled else {})},
             "joint_names": list(rb.joint_names),
             "default_joint_pos": list(rb.default_joint_pos),
+            "joint_pos_limits": self._joint_ranges(),
             "action_scale": rb.spec.action_scale,
             "action_clip": cfg.clip_actions,
             "kp": list(rb.kp),
             "kd": list(rb.kd),
-            "torque_limits": list(rb.effort_limit),
+            "torque_limits": [None if math.isinf(x) else x for x in rb.effort_limit],
             "control_dt": self.dt,
             "sim_dt": self.model.opt.timestep,
             "decimation": cfg.decimation,
@@ -539,6 +540,14 @@ class LocomotionEnv:
             "success_distance": cfg.success_distance,
             **self._terrain_metadata(),
         }
+
+    def _joint_ranges(self) -> list[list[float | None]]:
+        """``[low, high]`` (rad) of each actuated joint in policy order; ``[None, None]`` for an unlimited one."""
+        out: list[list[float | None]] = []
+        for name in self.robot.joint_names:
+            j = self.model.joint(name)
+            out.append([float(j.range[0]), float(j.range[1])] if self.model.jnt_limited[j.id] else [None, None])
+        return out
 
     def _terrain_metadata(self) -> dict[str, Any]:
         """The height scan's grid (``height_scan``: points, extents, offset, clip; the scan observation is

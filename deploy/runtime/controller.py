@@ -1,0 +1,85 @@
+"""One control tick, without the clock: sensor sample -> observation -> policy -> safety -> joint command.
+
+Everything comes from the ONNX file's metadata: the observation (``observation.py``), the recurrent state
+(``OnnxPolicy`` carries it), ``target = default_joint_pos + action_scale * clip(action, -action_clip,
+action_clip)``, the gains ``kp`` / ``kd``, the limits (``safety.py``). Arrays cross to and from the robot in its
+own joint order, matched by name.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from deploy import schema
+from deploy.onnx_policy import OnnxPolicy
+from deploy.runtime.observation import ObservationBuilder
+from deploy.runtime.robot import JointCommand, RobotState
+from deploy.runtime.safety import Safety, SafetyConfig
+from rl_core.errors import UserError
+
+
+class Controller:
+    """The policy of one robot; ``tick(state, now, commands)`` -> the command to write (robot order)."""
+
+    def __init__(self, policy: OnnxPolicy, robot_joints: Sequence[str], safety: Optional[SafetyConfig] = None,
+                 joint_map: Optional[Mapping[str, str]] = None):
+        meta = policy.metadata
+        if schema.family(meta) != "locomotion":
+            raise UserError(f"runtime: policy of task {meta.get('task')!r} is not a locomotion policy (no scene_mjb "
+                            "in its metadata); the runtime drives robots")
+        self.policy, self.meta = policy, meta
+        self.obs = ObservationBuilder(meta, robot_joints, joint_map)
+        self.index = self.obs.index
+        self.n_robot = len(robot_joints)
+        self.dt = float(meta["control_dt"])
+        self.safety = Safety(meta, safety or SafetyConfig(), self.dt)
+        self.scale, self.clip = float(meta["action_scale"]), float(meta["action_clip"])
+        self.default = np.asarray(meta["default_joint_pos"], dtype=np.float64)
+        self.last_actions = np.zeros(len(self.default))
+        self.last_obs: Optional[np.ndarray] = None
+
+    def reset(self) -> None:
+        """A new run: zero last actions and recurrent state (the safety mode stays latched)."""
+        self.last_actions[:] = 0.0
+        self.policy.reset()
+
+    def warm_up(self, n: int = 5) -> None:
+        """Run the policy on zeros ``n`` times (onnxruntime allocates on the first calls), then reset."""
+        for _ in range(n):
+            self.policy(np.zeros((1, self.obs.obs_dim), np.float32))
+        self.reset()
+
+    def observe(self, state: RobotState, commands: np.ndarray) -> np.ndarray:
+        self.last_obs = self.obs(state, commands, self.last_actions)
+        return self.last_obs
+
+    def infer(self, obs: np.ndarray) -> np.ndarray:
+        """The clipped action (policy order); remembered as the next observation's ``last_actions``."""
+        action = np.asarray(self.policy(obs[None])[0], dtype=np.float64)
+        self.last_actions = np.clip(action, -self.clip, self.clip)
+        return self.last_actions
+
+    def command(self, state: Optional[RobotState], action: Optional[np.ndarray]) -> Optional[JointCommand]:
+        """The joint command for the robot (its order) from the action (None outside ``run``); None when there is
+        no sample yet to hold a pose from."""
+        if state is None:
+            return None
+        q = np.asarray(state.joint_pos, dtype=np.float64)[self.index]
+        qd = np.asarray(state.joint_vel, dtype=np.float64)[self.index]
+        target = None if action is None else self.default + self.scale * action
+        t, kp, kd = self.safety.command(target, q, qd)
+        out = JointCommand(np.asarray(state.joint_pos, dtype=np.float64).copy(), np.zeros(self.n_robot),
+                           np.zeros(self.n_robot), np.zeros(self.n_robot))  # joints the policy does not drive: limp
+        out.target[self.index], out.kp[self.index], out.kd[self.index] = t, kp, kd
+        return out
+
+    def tick(self, state: Optional[RobotState], now: float, commands: np.ndarray) -> Optional[JointCommand]:
+        """The whole tick (what ``loop.Runtime`` times in parts)."""
+        self.safety.check(state, now)
+        action = None
+        if self.safety.mode == "run" and state is not None:
+            action = self.infer(self.observe(state, commands))
+        return self.command(state, action)

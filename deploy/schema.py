@@ -1,0 +1,252 @@
+"""The metadata of an exported policy as a versioned contract: every key, its type, unit, frame and order.
+
+An ONNX file's ``metadata_props`` hold string values (plain strings as they are, everything else JSON; see
+``rl_core/export.py``). ``format`` is ``legged-mjx-policy/MAJOR[.MINOR]``: a reader accepts every minor version of
+the majors it knows (a minor version only adds optional keys) and refuses another major in one line. Anything a
+reader notices (a key renamed, removed, retyped, or its meaning changed) bumps the major version.
+
+    major 1   until issue 31. Early files named the robot file (``robot_xml``) and had scalar ``kp`` / ``kd``;
+              later ones carry the compiled scene (``scene_mjb``) and per-joint gains under the same tag, the
+              change that broke deploy clients. A scene-carrying major-1 file is read (``upgrade``), its missing
+              keys derived from the scene; a ``robot_xml`` one is refused with the command that re-exports it.
+    major 2   the keys below; ``joint_pos_limits`` added.
+
+``python -m deploy.schema`` prints the table of docs/deploy.md (a test checks that the docs carry it verbatim).
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+import zlib
+from dataclasses import dataclass
+from typing import Any
+
+from rl_core.errors import UserError
+from rl_core.policy_format import FORMAT
+
+NAME = "legged-mjx-policy"
+"""The prefix of ``format``."""
+READABLE_MAJORS = (1, 2)
+"""Major versions this reader understands (1 through ``upgrade``)."""
+REEXPORT = "re-export it with: python play.py --checkpoint RUN_DIR --export-onnx FILE"
+"""What to do with a file this reader cannot use."""
+
+
+@dataclass(frozen=True)
+class Key:
+    """One metadata entry."""
+
+    name: str
+    """The key in ``metadata_props``."""
+    type: str
+    """JSON type: str, int, number, bool, list[str], list[int], list[number], object, or a ``|`` union with null."""
+    unit: str
+    """Physical unit ('' when none)."""
+    meaning: str
+    """What it is, its frame and the order of its entries."""
+    family: str = "all"
+    """Which exports carry it: all, locomotion or gym."""
+    optional: str = ""
+    """Empty: always present; otherwise when it is present."""
+
+
+KEYS: tuple[Key, ...] = (
+    Key("format", "str", "", "`legged-mjx-policy/MAJOR[.MINOR]`: the version of this schema"),
+    Key("task", "str", "", "registered task name the policy was trained on"),
+    Key("iteration", "int", "", "training iteration of the exported checkpoint"),
+    Key("obs_dim", "int", "", "length of the flat observation the graph reads"),
+    Key("obs_shape", "list[int]", "", "per-env observation shape (`[obs_dim]`, or `[C, H, W]` for pixels)"),
+    Key("obs_dtype", "str", "", "`float32` (uint8 for pixels)"),
+    Key("action_type", "str", "", "`continuous` or `discrete`"),
+    Key("action_dim", "int", "", "number of actions (continuous) or of choices (discrete)"),
+    Key("actions", "str", "", "what the `actions` output holds, in words"),
+    Key("recurrent", "object", "", "state tensors of a memory policy: `memory` (lstm/gru), `layers`, `size`, "
+        "`state_inputs`, `state_outputs` (names, in order), `state_shape` `[batch, layers, size]`, `state_dtype`, "
+        "`reset` (zeros at every episode start; feed each `*_out` back as the next `*_in`)",
+        optional="recurrent policies"),
+    # locomotion
+    Key("robot", "str", "", "robot name", "locomotion"),
+    Key("scene_mjb", "str", "", "the trained scene, compiled: base64 of zlib-compressed MJB (robot, floor or "
+        "heightfield, sensors; every collision on)", "locomotion"),
+    Key("base_joint", "str", "", "name of the free joint of the base in the scene", "locomotion"),
+    Key("foot_names", "list[str]", "", "feet, in the order of the training env's foot terms", "locomotion"),
+    Key("obs_layout", "list[[str, int]]", "", "observation terms in order, `[name, size]`; names and frames in "
+        "the table of terms below", "locomotion"),
+    Key("obs_layout ", "list[[str, int]]", "", "one term `[name, obs_dim]` (`observation` or `frames`)", "gym"),
+    Key("obs_scales", "object", "", "term name -> factor (number, or per component for `commands`); "
+        "the observed value is `(value - offset) * scale`", "locomotion"),
+    Key("joint_names", "list[str]", "", "actuated joints in the policy's order: the order of `joint_pos`, "
+        "`joint_vel`, `last_actions`, the actions and every per-joint list below; match them by name", "locomotion"),
+    Key("default_joint_pos", "list[number]", "rad", "default pose, per joint; the offset of `joint_pos`",
+        "locomotion"),
+    Key("joint_pos_limits", "list[[number|null, number|null]]", "rad", "joint range `[low, high]` per joint "
+        "(null: unlimited)", "locomotion"),
+    Key("action_scale", "number", "rad", "joint target = `default_joint_pos + action_scale * clip(action)`",
+        "locomotion"),
+    Key("action_clip", "number", "", "actions are clipped to `[-action_clip, action_clip]` first", "locomotion"),
+    Key("kp", "list[number]", "N m/rad", "PD stiffness per joint (position servo)", "locomotion"),
+    Key("kd", "list[number]", "N m s/rad", "PD damping per joint", "locomotion"),
+    Key("torque_limits", "list[number|null]", "N m", "servo torque limit per joint (null: none)", "locomotion"),
+    Key("control_dt", "number", "s", "policy period (targets held between calls)", "locomotion"),
+    Key("sim_dt", "number", "s", "physics timestep of training", "locomotion"),
+    Key("decimation", "int", "", "physics steps per policy step", "locomotion"),
+    Key("base_height", "number", "m", "start height of the base above the ground", "locomotion"),
+    Key("episode_length_s", "number", "s", "training episode length", "locomotion"),
+    Key("command_ranges", "object", "m/s, rad/s", "`lin_vel_x`, `lin_vel_y` (base frame, m/s), `yaw_rate` "
+        "(rad/s): `[low, high]` of training", "locomotion"),
+    Key("command_resample_s", "number", "s", "commands were redrawn this often", "locomotion"),
+    Key("command_min_lin_vel", "number", "m/s", "smaller planar commands were zeroed", "locomotion"),
+    Key("collisions", "str", "", "`full` or `feet`: what collided in training", "locomotion"),
+    Key("termination_contact_sensors", "list[str]", "", "scene sensors whose contact force ends an episode",
+        "locomotion"),
+    Key("contact_force_threshold", "number", "N", "contact force that counts as a contact", "locomotion"),
+    Key("success_distance", "number|null", "m", "distance from the start that counts as a success",
+        "locomotion"),
+    Key("height_scan", "object", "m", "scan grid: `points_x`, `points_y`, `size_x`, `size_y` (m), `offset`, "
+        "`clip` (m); points x-major in the base's yaw frame", "locomotion", optional="policies with a height scan"),
+    Key("terrain", "object", "m", "generated terrain: `config`, `tile_size`, `levels`, `columns`, "
+        "`column_types`, `origins [levels][columns][x, y, z]`", "locomotion", optional="generated terrain"),
+    # gym
+    Key("env_id", "str", "", "Gymnasium id", "gym"),
+    Key("action_offset", "int", "", "added to a discrete action index", "gym"),
+    Key("clip_actions", "bool", "", "clip continuous actions to the bounds", "gym"),
+    Key("max_episode_steps", "int|null", "", "episode step limit", "gym"),
+    Key("obs_mask", "list[int]", "", "observation entries training dropped", "gym"),
+    Key("action_low", "list[number]", "", "continuous action bounds", "gym", optional="continuous actions"),
+    Key("action_high", "list[number]", "", "continuous action bounds", "gym", optional="continuous actions"),
+    Key("atari", "object", "", "ALE preprocessing: frame_skip, screen_size, noop_max, frame_stack, "
+        "fire_on_life_start", "gym", optional="Atari games"),
+)
+"""Every key of major version 2 (``obs_layout`` is listed once per family; the trailing space keys it apart)."""
+
+TERMS: dict[str, tuple[str, str]] = {
+    "base_lin_vel": ("m/s", "base linear velocity in the base frame (x forward, y left, z up)"),
+    "base_ang_vel": ("rad/s", "base angular velocity in the base frame (the IMU's gyro)"),
+    "projected_gravity": ("1", "unit gravity direction in the base frame ((0, 0, -1) upright)"),
+    "commands": ("m/s, m/s, rad/s", "velocity command (vx, vy in the base frame, yaw rate), scaled per component"),
+    "joint_pos": ("rad", "joint positions minus `default_joint_pos`, `joint_names` order"),
+    "joint_vel": ("rad/s", "joint velocities, `joint_names` order"),
+    "last_actions": ("1", "the previous step's clipped action, `joint_names` order"),
+    "height_scan": ("m", "`clip(base z - ground z - offset, -clip, clip)` at each scan point, x-major grid"),
+}
+"""Observation terms of locomotion policies: unit and meaning (each is then multiplied by its ``obs_scales``)."""
+
+
+def family(meta: dict[str, Any]) -> str:
+    """``locomotion`` (a robot scene) or ``gym``."""
+    return "locomotion" if ("scene_mjb" in meta or "robot_xml" in meta) else "gym"
+
+
+def keys_of(fam: str) -> dict[str, Key]:
+    """The keys a ``fam`` export may carry, by name."""
+    return {k.name.strip(): k for k in KEYS if k.family in ("all", fam)}
+
+
+def version(value: Any) -> tuple[int, int]:
+    """``(major, minor)`` of a ``format`` value; UserError when it is not a legged-mjx tag."""
+    text = str(value)
+    prefix, _, ver = text.partition("/")
+    major, _, minor = ver.partition(".")
+    if prefix != NAME or not major.isdigit() or (minor and not minor.isdigit()):
+        raise ValueError(text)
+    return int(major), int(minor or 0)
+
+
+def check_version(value: Any, where: str) -> int:
+    """The major version of a readable file; one UserError line for anything else."""
+    try:
+        major, _ = version(value)
+    except ValueError:
+        raise UserError(f"{where} was not exported by legged-mjx (metadata format={value!r}, expected "
+                        f"{FORMAT!r})") from None
+    if major not in READABLE_MAJORS:
+        raise UserError(f"{where} has metadata format {value!r}; this legged-mjx reads majors "
+                        f"{', '.join(map(str, READABLE_MAJORS))}: upgrade legged-mjx, or {REEXPORT}")
+    return major
+
+
+def upgrade(meta: dict[str, Any], where: str) -> dict[str, Any]:
+    """A major-1 locomotion file read as major 2: per-joint gains, joint ranges from its scene. A file that
+    names a robot file instead of carrying its scene is refused with the re-export command."""
+    if family(meta) != "locomotion":
+        return meta
+    if "scene_mjb" not in meta:
+        raise UserError(f"{where} is an early legged-mjx-policy/1 export (robot_xml, no stored scene); {REEXPORT}")
+    out = dict(meta)
+    n = len(meta["joint_names"])
+    for key in ("kp", "kd", "torque_limits"):
+        if not isinstance(out[key], list):
+            out[key] = [out[key]] * n
+    if "joint_pos_limits" not in out:
+        out["joint_pos_limits"] = joint_ranges(meta)
+    return out
+
+
+def joint_ranges(meta: dict[str, Any]) -> list[list[float | None]]:
+    """``[low, high]`` (rad; None unlimited) of each of ``joint_names`` in the stored scene."""
+    import mujoco
+
+    mjb = zlib.decompress(base64.b64decode(meta["scene_mjb"]))
+    model = mujoco.MjModel.from_binary_path("scene.mjb", {"scene.mjb": mjb})
+    out: list[list[float | None]] = []
+    for name in meta["joint_names"]:
+        j = model.joint(name)
+        out.append([float(j.range[0]), float(j.range[1])] if model.jnt_limited[j.id] else [None, None])
+    return out
+
+
+def _is(value: Any, tag: str) -> bool:
+    tag = tag.strip()
+    if "|" in tag and not tag.startswith("list"):
+        return any(_is(value, t) for t in tag.split("|"))
+    if tag == "null":
+        return value is None
+    if tag == "str":
+        return isinstance(value, str)
+    if tag == "bool":
+        return isinstance(value, bool)
+    if tag == "int":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if tag == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if tag == "object":
+        return isinstance(value, dict)
+    if tag.startswith("list[") and tag.endswith("]"):
+        inner = tag[5:-1]
+        if inner.startswith("[") and inner.endswith("]"):  # a fixed-length tuple
+            parts = [p.strip() for p in inner[1:-1].split(",")]
+            return isinstance(value, list) and all(
+                isinstance(v, list) and len(v) == len(parts) and all(_is(x, p) for x, p in zip(v, parts))
+                for v in value)
+        return isinstance(value, list) and all(_is(v, inner) for v in value)
+    raise ValueError(f"unknown schema type {tag!r}")
+
+
+def problems(meta: dict[str, Any]) -> list[str]:
+    """What does not match the major-2 schema: unknown keys, missing required ones, wrong types (empty: none)."""
+    fam = family(meta)
+    known = keys_of(fam)
+    out = [f"unknown key {k!r}" for k in meta if k not in known]
+    for name, key in known.items():
+        if name not in meta:
+            if not key.optional:
+                out.append(f"missing key {name!r}")
+        elif not _is(meta[name], key.type):
+            out.append(f"key {name!r} is not {key.type}: {str(meta[name])[:60]!r}")
+    return out
+
+
+def markdown() -> str:
+    """The tables of docs/deploy.md: every key, then the observation terms."""
+    lines = ["| key | type | unit | family | meaning |", "|---|---|---|---|---|"]
+    for k in KEYS:
+        fam = k.family + (f" ({k.optional})" if k.optional else "")
+        lines.append(f"| `{k.name.strip()}` | {k.type} | {k.unit} | {fam} | {k.meaning} |")
+    lines += ["", "| term | unit | meaning |", "|---|---|---|"]
+    lines += [f"| `{name}` | {unit} | {text} |" for name, (unit, text) in TERMS.items()]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(markdown())
