@@ -3,7 +3,6 @@ line still wins."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import train
