@@ -45,12 +45,22 @@ def test_a_weak_quadruped_sags_and_is_told_to_raise_kp(tmp_path):
     assert "calf contacts fire" in problem.replace("FL_calf, FR_calf, RL_calf, RR_calf", "calf"), problem
 
 
+def test_an_unstable_servo_is_named_instead_of_asking_for_more_kp(tmp_path):
+    path = tmp_path / "stiff.py"
+    path.write_text(WEAK_FILE.replace("kp=5.0, kd=0.2", "kp=20.0, kd=20.0"))  # kd x dt / inertia >> 2: Euler blows up
+    report = check_robot.check(f"{path}:flat")
+    assert report["verdict"] == "FAIL"
+    assert any("the servo is unstable" in p and "lower kd (now 20)" in p for p in report["problems"]), report
+    assert not any("raise kp" in p for p in report["problems"]), report
+
+
 @pytest.mark.slow
 def test_the_solver_search_recommends_a_stable_setting():
     report = check_robot.check("quadruped-flat", solver=True)
     assert len(report["solver_trials"]) == len(check_robot.SOLVER_GRID)
     assert all(t["diverged"] == 0.0 and t["steps_per_s"] > 0 for t in report["solver_trials"])
-    assert any("cheapest stable solver: SimOverrides(" in a for a in report["advice"])
+    assert report["solver_advice"].startswith("cheapest stable solver: SimOverrides(iterations=")
+    assert report["verdict"] == "OK"  # the solver's advice is information
 
 
 def test_bad_input_is_one_line(tmp_path, capsys):
