@@ -11,8 +11,8 @@ On native MuJoCo, in the task's own scene (``tools/robot_trials.py``):
 2. a PD step response per actuator group (base held in the air, one unit of action): rise time, overshoot,
    steady-state error;
 3. with ``--solver``: random actions with pushes under cheaper solver settings (iterations, line-search
-   iterations, cone), with the share of diverged rollouts and the physics steps/s of each (one thread, the
-   fastest of 3 runs); the cheapest setting without divergence is named (information: not part of the verdict).
+   iterations, cone), with the share of diverged rollouts and the physics steps/s of each (per second of CPU
+   time on one thread, the fastest of 3 runs); the cheapest setting without divergence is named (information: not part of the verdict).
 
 The verdict is ``OK``, ``WARN`` (trains, but look at the advice) or ``FAIL`` (fix before training), each problem
 with its numbers and what to change. Exit status 0 for OK / WARN, 1 for FAIL, 2 for bad input.
@@ -144,7 +144,7 @@ def check(task: str, solver: bool = False, seconds: float = 4.0) -> dict[str, An
             best = next(t for t in stable if t.steps_per_s >= (1.0 - SPEED_TIE) * fastest)  # the grid is cheapest first
             solver_advice = (f"cheapest stable solver: SimOverrides(iterations={best.iterations}, "
                              f"ls_iterations={best.ls_iterations}, cone={best.cone!r}) at {best.steps_per_s} "
-                             f"physics steps/s (one thread)")
+                             f"physics steps/s (one thread, CPU time)")
         else:
             problems.append("every solver setting tried diverges under random actions and pushes: lower the "
                             "timestep, add armature, lower kp / kd")
