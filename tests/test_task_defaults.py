@@ -3,6 +3,7 @@ line still wins."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import train
@@ -58,3 +59,24 @@ def test_no_defaults_change_nothing_and_the_humanoid_uses_them():
     assert (h.policy.init_noise_std, h.algorithm.symmetry, h.runner.max_iterations) == (0.5, "augment", 1000)
     assert HUMANOID_DEFAULTS.max_iterations == 1000
     assert get_task("quadruped-flat").default_config() == flat_config()
+
+
+def test_the_biped_walkthrough_of_the_docs_gives_the_built_in_humanoid(tmp_path):
+    """docs/robots.md's biped file, every import spelled out, is humanoid-flat: same spec, same defaults."""
+    import dataclasses
+    import re
+    import runpy
+
+    from envs.robots.humanoid import HUMANOID
+
+    doc = (ROOT / "docs" / "robots.md").read_text()
+    section = doc[doc.index("## 6. Learner defaults, and a biped"):]
+    (block,) = [b for b in re.findall(r"```python\n(.*?)```", section, flags=re.S) if "MY_BIPED = RobotSpec(" in b]
+    path = tmp_path / "my_biped.py"
+    path.write_text(block)
+    shutil.copy(HUMANOID.mjcf, tmp_path / "humanoid.xml")
+    spec = runpy.run_path(str(path))["MY_BIPED"]
+    assert spec == dataclasses.replace(HUMANOID, mjcf=tmp_path / "humanoid.xml")
+    task = get_task(f"{path}:flat")
+    assert task.default_config() == humanoid_flat()
+    task.validate(task.default_config().env)
