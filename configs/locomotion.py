@@ -21,6 +21,7 @@ import torch
 
 from configs.task_defaults import TaskDefaults, apply_defaults
 from envs.registry import TaskSpec
+from envs.robots.sides import check_declared
 from envs.robots.spec import RobotSpec
 from envs.tasks.locomotion import LocomotionEnv
 from envs.tasks.locomotion_config import CommandConfig, LocomotionEnvConfig, RewardScales
@@ -127,7 +128,9 @@ def flat_task(name: str, robot: RobotSpec, env: Optional[LocomotionEnvConfig] = 
         from envs.scenes.assemble import build
 
         assert isinstance(cfg, LocomotionEnvConfig)
-        build(robot, cfg.collisions, cfg.solver_iterations, cfg.ls_iterations)
+        resolved = build(robot, cfg.collisions, cfg.solver_iterations, cfg.ls_iterations)
+        if robot.mirror is not None:
+            check_declared(robot.name, robot.mirror, resolved.joint_names)
 
     return TaskSpec(name, make_env, lambda: apply_defaults(flat_config(env), defaults),
                     description or f"{robot.name} tracking velocity commands on flat ground", validate=validate,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import re
 import typing
 from collections.abc import Mapping
 from pathlib import Path
@@ -209,3 +210,21 @@ def spec_problems(path: Path, module_vars: Mapping[str, Any], spec_type: type) -
                 name = getattr(value, "name", variable)
                 return f"{where}: robot spec '{name}' field {field}: {problem}"
     return None
+
+
+SPEC_ERROR = re.compile(r"^robot spec '([^']*)' field ([\w.\[\]]+)")
+"""The start of a spec error (``envs/robots/names.py``): the robot's name and the field."""
+
+
+def with_line(message: str, path: Path, module_vars: Mapping[str, Any], spec_type: type) -> str:
+    """``message`` (a spec error raised after the import, when the spec is resolved against its MJCF) prefixed
+    with ``path:line`` of the field's keyword in the file; unchanged when it names no field of a spec there."""
+    m = SPEC_ERROR.match(message)
+    if m is None:
+        return message
+    for variable, value in module_vars.items():
+        if isinstance(value, spec_type) and getattr(value, "name", None) == m.group(1):
+            line = field_line(path.read_text(), variable, m.group(2))
+            if line is not None:
+                return f"{path}:{line}: {message}"
+    return message

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import torch
 
-from envs.file_errors import import_error, location, spec_problems
+from envs.file_errors import import_error, location, spec_problems, with_line
 from envs.robots.spec import RobotSpec
 from rl_core.config import EnvConfig, TrainConfig
 from rl_core.env_api import VecEnv
@@ -107,6 +107,22 @@ when a value has the wrong type: ``envs/file_errors.py``), no such task in it.""
         found = [k for k, v in vars(module).items() if isinstance(v, TaskSpec)]
         raise UserError(f"--task {ref}: {path} has no task '{attr}' (a TaskSpec, e.g. configs.locomotion.flat_task(...)); "
                         f"its tasks: {', '.join(found) or '(none)'}")
-    task = replace(task, name=ref)
+    task = replace(task, name=ref, validate=_placed(task.validate, path, vars(module)))
     _REGISTRY[ref] = task
     return task
+
+
+def _placed(validate: Callable[[EnvConfig], None] | None, path: Path,
+            module_vars: dict) -> Callable[[EnvConfig], None] | None:
+    """``validate`` whose spec errors start with the file's line of the field (``envs/file_errors.py``)."""
+    if validate is None:
+        return None
+    inner = validate
+
+    def placed(cfg: EnvConfig) -> None:
+        try:
+            inner(cfg)
+        except UserError as e:
+            raise UserError(with_line(str(e), path, module_vars, RobotSpec)) from e
+
+    return placed

@@ -21,7 +21,7 @@ from rl_core.env_api import Symmetric
 from rl_core.errors import UserError
 from rl_core.modules.actor_critic import ActorCritic
 from rl_core.ppo import PPO
-from rl_core.symmetry import Mirrors
+from rl_core.symmetry import SAME_KEYS, Mirrors, augment
 
 CONVENTIONS = {  # names, their twins, the joints whose angle flips
     "legged_gym": (["FR_hip_joint", "FR_thigh_joint", "FL_hip_joint", "FL_thigh_joint", "RR_calf_joint", "RL_calf_joint"],
@@ -113,6 +113,11 @@ def test_an_anybotics_style_robot_offers_the_mirror_to_the_augmentation(tmp_path
         assert float(mirrored[i, j]) == (-1.0 if n.endswith("HAA") else 1.0)
     policy = ActorCritic(env.obs_dims["policy"], None, env.action_spec, PolicyConfig())
     PPO(policy, PPOConfig(symmetry="augment"), 1, torch.device("cpu"), Mirrors(env.mirror_obs, env.mirror_actions))
+    n = 5  # the augmented batch: its mirrored half, mirrored again, is the original
+    batch = {"obs": obs, "actions": actions, "weights": torch.ones(n), **{k: torch.randn(n) for k in SAME_KEYS
+                                                                         if k not in ("weights",)}}
+    out = augment(batch, env.mirror_obs, env.mirror_actions)
+    assert torch.equal(env.mirror_obs(out["obs"][n:]), obs) and torch.equal(env.mirror_actions(out["actions"][n:]), actions)
 
 
 def test_a_declared_map_that_pairs_nothing_is_one_line(tmp_path):

@@ -47,6 +47,8 @@ MISTAKES = {  # case -> (replace, by), expected line (a key of LINE), words of t
     "pose pair without trailing comma": (('default_pose={".*_hip_joint": 0.0, ".*_thigh_joint": 0.9, ".*_calf_joint": -1.5}',
                                           'default_pose=((".*_joint", 0.0))'), "default_pose",
                                          ("field default_pose of RobotSpec", "trailing comma")),
+    "unknown foot (found when the spec meets its MJCF)": (('foot_geoms=("FR",', 'foot_geoms=("FR_toe",'), "foot_geoms",
+                                                         ("robot spec 'placed' field foot_geoms", "FR_toe")),
     "gain as a string": (('kp=20.0', 'kp="20"'), "actuators", ("robot spec 'placed' field actuators[0].kp",
                                                                "expected a number, got '20'")),
 }
