@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import numbers
 import re
 import typing
 from collections.abc import Mapping
@@ -65,9 +66,9 @@ def matches(value: Any, tp: Any) -> bool:
         return isinstance(value, (tuple, list)) and len(value) == len(args) and all(
             matches(v, a) for v, a in zip(value, args))
     if tp is float:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
+        return isinstance(value, numbers.Real) and not isinstance(value, bool)
     if tp is int:
-        return isinstance(value, int) and not isinstance(value, bool)
+        return isinstance(value, numbers.Integral) and not isinstance(value, bool)
     if tp is Path:
         return isinstance(value, (str, Path))
     if isinstance(tp, type):

@@ -74,8 +74,9 @@ def is_file_task(name: str) -> bool:
 
 def load_file_task(ref: str) -> TaskSpec:
     """Import ``path.py`` of ``path.py:attr`` and register its ``attr`` (a TaskSpec or a function returning one)
-    under the name ``ref``. One-line errors: missing file, a file that does not import (its line, and the spec field
-when a value has the wrong type: ``envs/file_errors.py``), no such task in it."""
+    under the name ``ref``. One-line errors: missing file, a file that does not import (its line, and the spec
+    field when a value has the wrong type: ``envs/file_errors.py``), no such task in it. Spec errors raised later
+    by the task's ``validate`` start with the file's line of the field."""
     path_text, _, attr = ref.rpartition(":")
     path = Path(path_text)
     if not path.is_file():

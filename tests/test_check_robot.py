@@ -79,6 +79,14 @@ def test_a_robot_with_its_files_own_actuators(tmp_path):
     assert [r["group"] for r in report["step_response"]] == ["kp 20 kd 0.5 limit 23.7", "kp 20 kd 0.5 limit 35.55"]
 
 
+def test_train_check_runs_the_robot_check(tmp_path, capsys):
+    import train
+
+    assert train.main(["--task", _file_task(tmp_path, WEAK_FILE), "--check"]) == 1
+    out = capsys.readouterr().out
+    assert ": FAIL" in out and "problem: base settles at" in out
+
+
 @pytest.mark.slow
 def test_the_solver_search_recommends_a_stable_setting():
     report = verdict.check(get_task("quadruped-flat"), solver=True)

@@ -91,7 +91,12 @@ def test_the_unmodified_file_loads(tmp_path):
 
 
 def test_field_problems_and_lines():
+    import dataclasses
+
+    import numpy as np
+
     assert field_problems(QUADRUPED) == []
+    assert field_problems(dataclasses.replace(QUADRUPED, base_height=np.float32(0.3), joints=["FR_.*"])) == []
     assert field_line(ROBOT_FILE, "ROBOT", "actuators[0].kp") == LINE["actuators"]
     assert field_line(ROBOT_FILE, "ROBOT", "base_height") == LINE["base_height"]
     assert field_line(ROBOT_FILE, "flat", "nothing") == LINE["flat"]
