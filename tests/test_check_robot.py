@@ -45,6 +45,7 @@ def test_the_built_in_quadruped_is_ok(tmp_path):
     assert "robot check of quadruped-flat (quadruped): OK" in result.stdout
     report = json.loads(out.read_text())
     assert report["verdict"] == "OK" and not report["problems"] and not report["advice"], report
+    assert report["solver"]["random_actions"]["diverged"] == 0.0
     assert 0.8 * 0.30 < report["standing"]["base_height"] < 0.30 and report["standing"]["contacts"] == {}
     assert report["standing"]["diverged_at"] is None
     assert [r["group"] for r in report["step_response"]] == [".*_(hip|thigh)_joint", ".*_calf_joint"]
@@ -68,6 +69,16 @@ def test_an_unstable_servo_is_named_instead_of_asking_for_more_kp(tmp_path):
     assert report["verdict"] == "FAIL"
     assert any("the servo is unstable" in p and "lower kd (now 20)" in p for p in report["problems"]), report
     assert not any("raise kp" in p for p in report["problems"]), report
+
+
+def test_a_simulation_that_blows_up_fails_with_where_and_why(tmp_path):
+    blows_up = WEAK_FILE.replace("kp=5.0, kd=0.2, effort_limit=23.7", "kp=20.0, kd=20.0, effort_limit=1e6").replace(
+        "kp=5.0, kd=0.2, effort_limit=35.55", "kp=20.0, kd=20.0, effort_limit=1e6")  # unbounded unstable servos
+    report = verdict.check(get_task(_file_task(tmp_path, blows_up)))
+    assert report["verdict"] == "FAIL" and report["standing"]["diverged_at"] is not None
+    assert report["solver"]["random_actions"]["diverged"] == 1.0
+    assert any("diverge with the task's solver settings (4 / 6 iterations, pyramidal)" in p for p in report["problems"])
+    assert all(r["overshoot"] <= 99.0 for r in report["step_response"])
 
 
 def test_a_robot_with_its_files_own_actuators(tmp_path):

@@ -23,6 +23,8 @@ HUGE_VEL = 1e3
 """A joint or base speed above this (rad/s or m/s) counts as diverged."""
 LIMIT_MARGIN = 0.02
 """A joint within this (rad) of its range's end is at its limit."""
+CAP = 99.0
+"""Overshoot and error shares are capped here (a blown-up servo gives any number)."""
 SATURATED = 0.98
 """A servo above this share of its effort limit is saturated."""
 
@@ -270,8 +272,8 @@ def step_response(robot: ResolvedRobot, settle: float = 0.3, hold: float = 0.5) 
         i0 = members[0]
         out.append(StepResponse(group=label, joints=tuple(names[i] for i in members), kp=robot.kp[i0],
                                 kd=robot.kd[i0], step=float(abs(s[0])), rise_time=float(max(rises)),
-                                overshoot=round(float(max(overs)), 3),
-                                steady_state_error=round(float(max(errors)), 3)))
+                                overshoot=round(min(float(np.nan_to_num(max(overs), nan=CAP)), CAP), 3),
+                                steady_state_error=round(min(float(np.nan_to_num(max(errors), nan=CAP)), CAP), 3)))
     return out
 
 
