@@ -47,6 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "from; 'auto' (with --run-dir DIR): the newest checkpoint in DIR that verifies, else a fresh start "
                    "in DIR (one command for a scheduler to run again and again)")
     p.add_argument("--list-tasks", action="store_true", help="list registered tasks and exit")
+    p.add_argument("--check", action="store_true", help="run the robot check on the task's robot and exit (as "
+                   "python -m tools.check_robot; exit status 1 when it fails)")
     p.add_argument("--logger", choices=("tensorboard", "wandb", "both"), help="runner.logger (W&B offline: WANDB_MODE=offline)")
     p.add_argument("--quiet", action="store_true", help="no per-iteration console line")
     p.add_argument("--debug", action="store_true", help="show tracebacks instead of one-line errors")
@@ -149,6 +151,13 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             print(f"{name:24s} {spec.description}")
         print("(any other Gymnasium id also works, with generic defaults)")
         return 0
+    if args.check:
+        from configs.catalog import get_task
+        from envs.robot_check.verdict import check, render
+
+        report = check(get_task(args.task or "CartPole-v1"))
+        print(render(report))
+        return 1 if report["verdict"] == "FAIL" else 0
     return train(args)
 
 

@@ -10,10 +10,10 @@ slip, swing-foot clearance, feet distance, base height, hip roll / yaw deviation
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Optional
 
 from configs.locomotion import flat_config, flat_task
+from configs.task_defaults import TaskDefaults, apply_defaults
 from envs.registry import register
 from envs.robots.humanoid import HUMANOID
 from envs.tasks.locomotion_config import (CommandConfig, LocomotionEnvConfig, RandomizationConfig, RewardParams,
@@ -36,19 +36,20 @@ HUMANOID_ENV = LocomotionEnvConfig(
 """The humanoid's env defaults (num_envs is the machine's: see ``flat_config``)."""
 
 
+HUMANOID_DEFAULTS = TaskDefaults(init_noise_std=0.5, symmetry="augment", max_iterations=1000)
+"""The humanoid's learner defaults on top of ``flat_config``: 1000 iterations, an initial action noise std of 0.5
+(with the quadruped's 1.0, 0.25 rad of random joint targets, nearly every episode ends in a fall within a second
+and the clipped total reward is then zero almost everywhere) and left-right symmetry augmentation (without it the
+same run learned a limp: feet in the air 37% / 59% of the time; with it 49% / 48%, and it reached the tracking
+thresholds in 475 instead of 731 iterations; docs/humanoid.md)."""
+
+
 def humanoid_flat(gpu: Optional[bool] = None) -> TrainConfig:
-    """``flat_config`` with the humanoid's env, 1000 iterations, an initial action noise std of 0.5 (with the
-    quadruped's 1.0, 0.25 rad of random joint targets, nearly every episode ends in a fall within a second and the
-    clipped total reward is then zero almost everywhere) and left-right symmetry augmentation (without it the
-    same run learned a limp: feet in the air 37% / 59% of the time; with it 49% / 48%, and it reached the tracking
-    thresholds in 475 instead of 731 iterations; docs/humanoid.md)."""
-    cfg = flat_config(HUMANOID_ENV, gpu)
-    return dataclasses.replace(cfg, runner=dataclasses.replace(cfg.runner, max_iterations=1000),
-                               policy=dataclasses.replace(cfg.policy, init_noise_std=0.5),
-                               algorithm=dataclasses.replace(cfg.algorithm, symmetry="augment"))
+    """``flat_config`` with the humanoid's env and ``HUMANOID_DEFAULTS`` (the task's ``default_config``)."""
+    return apply_defaults(flat_config(HUMANOID_ENV, gpu), HUMANOID_DEFAULTS)
 
 
-TASK = register(dataclasses.replace(
-    flat_task("humanoid-flat", HUMANOID, HUMANOID_ENV,
-              description="12-DoF humanoid (arms fixed) tracking velocity commands on flat ground"),
-    default_config=humanoid_flat, machine_defaults=humanoid_flat))
+TASK = register(flat_task("humanoid-flat", HUMANOID, HUMANOID_ENV,
+                          description="12-DoF humanoid (arms fixed) tracking velocity commands on flat ground",
+                          defaults=HUMANOID_DEFAULTS))
+"""The built-in humanoid's task: its robot file's defaults through ``flat_task(..., defaults=...)``."""

@@ -8,7 +8,8 @@ native MuJoCo, 1024 envs. On two cores the samples/s barely change between 512 a
 while a smaller batch gives more PPO updates per sample: 2048 envs need 5.5M samples to the tracking threshold,
 1024 need 3.6M, 512 need 2.6-3.0M but their evaluated fall rate swings between 2% and 8% (README, "Why 1024 envs
 on the CPU"). Reward weights, gains and action scale that depend on a robot's mass and size belong in its
-file: pass ``env=LocomotionEnvConfig(rewards=RewardScales(...))`` and set gains in its RobotSpec.
+file: pass ``env=LocomotionEnvConfig(rewards=RewardScales(...))`` and set gains in its RobotSpec; learner
+settings it needs (init noise, symmetry, network sizes) go in ``defaults=TaskDefaults(...)``.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from typing import Optional
 
 import torch
 
+from configs.task_defaults import TaskDefaults, apply_defaults
 from envs.registry import TaskSpec
+from envs.robots.sides import check_declared
 from envs.robots.spec import RobotSpec
 from envs.tasks.locomotion import LocomotionEnv
 from envs.tasks.locomotion_config import CommandConfig, LocomotionEnvConfig, RewardScales
@@ -90,22 +93,28 @@ BLIND_MEMORY = 128
 """LSTM width of the blind task's policy."""
 
 
-def blind_task(name: str, robot: RobotSpec, env: Optional[LocomotionEnvConfig] = None, description: str = "") -> TaskSpec:
-    """The blind flat task for ``robot`` (its defaults: ``blind_config(env)``)."""
+def blind_task(name: str, robot: RobotSpec, env: Optional[LocomotionEnvConfig] = None, description: str = "",
+               defaults: Optional[TaskDefaults] = None) -> TaskSpec:
+    """The blind flat task for ``robot`` (its defaults: ``blind_config(env)``, then ``defaults``)."""
     flat = flat_task(name, robot, env or BLIND_ENV, description or f"{robot.name} on flat ground without base velocity")
-    return dataclasses.replace(flat, default_config=lambda: blind_config(env),
-                               machine_defaults=lambda gpu: blind_config(env, gpu))
+    return dataclasses.replace(flat, default_config=lambda: apply_defaults(blind_config(env), defaults),
+                               machine_defaults=lambda gpu: apply_defaults(blind_config(env, gpu), defaults))
 
 
-def rough_task(name: str, robot: RobotSpec, env: Optional[LocomotionEnvConfig] = None, description: str = "") -> TaskSpec:
-    """The rough-terrain velocity-tracking task for ``robot`` (its defaults: ``rough_config(env)``)."""
+def rough_task(name: str, robot: RobotSpec, env: Optional[LocomotionEnvConfig] = None, description: str = "",
+               defaults: Optional[TaskDefaults] = None) -> TaskSpec:
+    """The rough-terrain velocity-tracking task for ``robot`` (its defaults: ``rough_config(env)``, then the
+    robot's ``defaults``: ``configs/task_defaults.py``)."""
     flat = flat_task(name, robot, env or ROUGH_ENV, description or f"{robot.name} on generated rough terrain")
-    return dataclasses.replace(flat, default_config=lambda: rough_config(env),
-                               machine_defaults=lambda gpu: rough_config(env, gpu))
+    return dataclasses.replace(flat, default_config=lambda: apply_defaults(rough_config(env), defaults),
+                               machine_defaults=lambda gpu: apply_defaults(rough_config(env, gpu), defaults))
 
 
-def flat_task(name: str, robot: RobotSpec, env: Optional[LocomotionEnvConfig] = None, description: str = "") -> TaskSpec:
-    """The flat velocity-tracking task for ``robot`` (its defaults: ``flat_config(env)``).
+def flat_task(name: str, robot: RobotSpec, env: Optional[LocomotionEnvConfig] = None, description: str = "",
+              defaults: Optional[TaskDefaults] = None) -> TaskSpec:
+    """The flat velocity-tracking task for ``robot`` (its defaults: ``flat_config(env)``, then the robot's
+    ``defaults``: init noise, network sizes, symmetry, ..., ``configs/task_defaults.py``; the command line
+    overrides both).
 
     The robot is resolved against its MJCF before anything is written (``TaskSpec.validate``): a bad name, regex
     or file stops with one line (exit status 2).
@@ -119,8 +128,10 @@ def flat_task(name: str, robot: RobotSpec, env: Optional[LocomotionEnvConfig] = 
         from envs.scenes.assemble import build
 
         assert isinstance(cfg, LocomotionEnvConfig)
-        build(robot, cfg.collisions, cfg.solver_iterations, cfg.ls_iterations)
+        resolved = build(robot, cfg.collisions, cfg.solver_iterations, cfg.ls_iterations)
+        if robot.mirror is not None:
+            check_declared(robot.name, robot.mirror, resolved.joint_names)
 
-    return TaskSpec(name, make_env, lambda: flat_config(env),
+    return TaskSpec(name, make_env, lambda: apply_defaults(flat_config(env), defaults),
                     description or f"{robot.name} tracking velocity commands on flat ground", validate=validate,
-                    machine_defaults=lambda gpu: flat_config(env, gpu))
+                    machine_defaults=lambda gpu: apply_defaults(flat_config(env, gpu), defaults))

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import torch
 
+from envs.file_errors import import_error, location, spec_problems, with_line
+from envs.robots.spec import RobotSpec
 from rl_core.config import EnvConfig, TrainConfig
 from rl_core.env_api import VecEnv
 from rl_core.errors import UserError
@@ -72,7 +74,9 @@ def is_file_task(name: str) -> bool:
 
 def load_file_task(ref: str) -> TaskSpec:
     """Import ``path.py`` of ``path.py:attr`` and register its ``attr`` (a TaskSpec or a function returning one)
-    under the name ``ref``. One-line errors: missing file, a file that does not import, no such task in it."""
+    under the name ``ref``. One-line errors: missing file, a file that does not import (its line, and the spec
+    field when a value has the wrong type: ``envs/file_errors.py``), no such task in it. Spec errors raised later
+    by the task's ``validate`` start with the file's line of the field."""
     path_text, _, attr = ref.rpartition(":")
     path = Path(path_text)
     if not path.is_file():
@@ -86,13 +90,17 @@ def load_file_task(ref: str) -> TaskSpec:
         sys.modules[module_name] = module  # dataclasses defined in the file look their module up here
         try:
             spec.loader.exec_module(module)
-        except UserError:
+        except UserError as e:  # a check inside the file's own code (a spec's): prefixed with the file's line
             del sys.modules[module_name]
-            raise
+            raise UserError(f"--task {ref}: {location(path, e)}: {e}") from e
         except BaseException as e:  # the user's code: any error, SyntaxError and SystemExit included
             del sys.modules[module_name]
-            detail = " ".join(str(e).split())
-            raise UserError(f"--task {ref}: {path} does not import: {type(e).__name__}: {detail}") from None
+            # chained, so that --debug shows the user's frames (the one line names the file's line and field)
+            raise UserError(f"--task {ref}: {import_error(path, e)}") from e
+        problem = spec_problems(path, vars(module), RobotSpec)
+        if problem is not None:
+            del sys.modules[module_name]
+            raise UserError(f"--task {ref}: {problem}")
     task = getattr(module, attr, None)
     if callable(task) and not isinstance(task, TaskSpec):
         task = task()
@@ -100,6 +108,22 @@ def load_file_task(ref: str) -> TaskSpec:
         found = [k for k, v in vars(module).items() if isinstance(v, TaskSpec)]
         raise UserError(f"--task {ref}: {path} has no task '{attr}' (a TaskSpec, e.g. configs.locomotion.flat_task(...)); "
                         f"its tasks: {', '.join(found) or '(none)'}")
-    task = replace(task, name=ref)
+    task = replace(task, name=ref, validate=_placed(task.validate, path, vars(module)))
     _REGISTRY[ref] = task
     return task
+
+
+def _placed(validate: Callable[[EnvConfig], None] | None, path: Path,
+            module_vars: dict) -> Callable[[EnvConfig], None] | None:
+    """``validate`` whose spec errors start with the file's line of the field (``envs/file_errors.py``)."""
+    if validate is None:
+        return None
+    inner = validate
+
+    def placed(cfg: EnvConfig) -> None:
+        try:
+            inner(cfg)
+        except UserError as e:
+            raise UserError(with_line(str(e), path, module_vars, RobotSpec)) from e
+
+    return placed

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Optional, Union
 
+from envs.robots.sides import MirrorMap
+
 Pose = tuple[tuple[str, float], ...]
 
 
@@ -93,6 +95,9 @@ class RobotSpec:
     """Body whose mass is randomized (None: the base body)."""
     sim: SimOverrides = field(default_factory=SimOverrides)
     """Simulation options that replace the file's."""
+    mirror: Optional[MirrorMap] = None
+    """Left-right twins for names no common convention covers (None: found from the names, ``envs/robots/sides.py``:
+    left/right, l/r, L_/R_, FL/FR/RL/RR, LF/RF/LH/RH)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "mjcf", Path(self.mjcf))

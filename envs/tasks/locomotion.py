@@ -27,6 +27,7 @@ from envs.physics.base import PhysicsReadout
 from envs.physics.cpu_threads import single_threaded
 from envs.physics.factory import make_physics, resolve_backend
 from envs.robots.mirror import TensorMirror, foot_pairs, has_twins, joint_mirror, observation_mirror, side_pairs
+from envs.robots.sides import check_declared
 from envs.robots.names import match_each
 from envs.robots.resolved import ResolvedRobot
 from envs.robots.spec import RobotSpec
@@ -157,14 +158,14 @@ class LocomotionEnv:
         picked = match_each(rb.spec.name, "env.reward_params.deviation_joints", [regex], rb.joint_names,
                             "actuated joints") if regex else []
         self._deviation = torch.tensor(picked, dtype=torch.long, device=dev)
-        left, right = foot_pairs(rb.foot_names)
+        left, right = foot_pairs(rb.foot_names, rb.spec.mirror)
         if "feet_distance" in self.reward_terms and not left:
             raise UserError(f"config error: env.rewards.feet_distance needs left_*/right_* feet; the feet: "
                             f"{', '.join(rb.foot_names)}")
         self._left_feet = torch.tensor(left, dtype=torch.long, device=dev)
         self._right_feet = torch.tensor(right, dtype=torch.long, device=dev)
         self._foot_pos = columns(rb.foot_pos_adr, dev)
-        sides = side_pairs(rb.foot_names)
+        sides = side_pairs(rb.foot_names, rb.spec.mirror)
         self._side_feet = tuple(torch.tensor(c, dtype=torch.long, device=dev) for c in sides) if sides[0] else None
         """Columns of the left feet and of their right twins (FL/FR, RL/RR; left_/right_), None without sides."""
         policy_of_ctrl = sorted(range(J), key=lambda a: rb.ctrl_from_policy[a])  # actuator driving each joint
@@ -192,15 +193,17 @@ class LocomotionEnv:
     def _offer_mirror(self) -> None:
         """Satisfy ``rl_core.env_api.Symmetric`` (``mirror_obs`` / ``mirror_actions`` as instance attributes) when
         the joints pair up by name and the standing pose is its own mirror; other robots do not offer it."""
-        names = self.robot.joint_names
-        if not has_twins(names) or self.cfg.height_scan.enabled or self.separate_critic:
+        names, declared = self.robot.joint_names, self.robot.spec.mirror
+        if declared is not None:
+            check_declared(self.robot.spec.name, declared, names)
+        if not has_twins(names, declared) or self.cfg.height_scan.enabled or self.separate_critic:
             return  # rl_core's augmentation mirrors the policy group only (a critic group has no mirror)
-        joints = TensorMirror(joint_mirror(names), self.device)
+        joints = TensorMirror(joint_mirror(names, declared), self.device)
         if not torch.allclose(joints(self.default_joint_pos), self.default_joint_pos, atol=1e-6):
             return
         self.mirror_actions = joints
         """Mirror of actions ``[..., joints]`` (twin joints swapped, roll / yaw / abduction angles negated)."""
-        self.mirror_obs = TensorMirror(observation_mirror(self.obs_layout, names), self.device)
+        self.mirror_obs = TensorMirror(observation_mirror(self.obs_layout, names, declared), self.device)
         """Mirror of raw policy observations (``envs/robots/mirror.py``: vectors (x, -y, z), angular velocity
         (-x, y, -z), commands (vx, -vy, -yaw rate), joint terms as the actions)."""
 
