@@ -34,6 +34,9 @@ from rl_core import breakdown
 from rl_core.errors import UserError
 
 COMMANDS = ("lin_vel_x", "lin_vel_y", "yaw_rate")
+METADATA_VERSION = 2
+"""The newest policy metadata this reads (``envs/tasks/locomotion.METADATA_VERSION``): version 2 has per-joint
+``action_scale`` lists and held joints; version 1 files (one ``action_scale``, no key) still load."""
 
 
 class PlainMujocoRobot:
@@ -62,7 +65,16 @@ class PlainMujocoRobot:
             raise UserError("sim2sim: the observation has a height_scan but the metadata no height_scan grid; "
                             "re-export it with play.py --checkpoint RUN --export-onnx")
         self.scan = HeightScan(meta["height_scan"], self.ground) if "height_scan" in layout else None
+        version = int(meta.get("metadata_version", 1))
+        if version > METADATA_VERSION:
+            raise UserError(f"sim2sim: the policy's metadata_version is {version}, newer than this version reads "
+                            f"({METADATA_VERSION}); upgrade legged-mjx")
         self.default = np.array(meta["default_joint_pos"])
+        self.action_scale = np.asarray(meta["action_scale"], dtype=np.float64)  # one number (version 1) or per joint
+        held = [self.model.joint(name) for name in meta.get("held_joint_names", [])]
+        self.held_qpos_adr = np.array([j.qposadr[0] for j in held], dtype=int)
+        self.held_actuators = np.array([by_joint[j.id] for j in held], dtype=int)
+        self.held_pos = np.array(meta.get("held_joint_pos", []), dtype=np.float64)
         self.scales = {name: np.asarray(v, dtype=np.float64) for name, v in meta["obs_scales"].items()}
         for name, _ in meta["obs_layout"]:
             if name not in _TERMS:
@@ -78,6 +90,8 @@ class PlainMujocoRobot:
         self.data.qpos[b:b + 3] = [start[0], start[1], ground + self.meta["base_height"]]
         self.data.qpos[b + 3:b + 7] = [np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)]
         self.data.qpos[self.qpos_adr] = self.default
+        self.data.qpos[self.held_qpos_adr] = self.held_pos
+        self.data.ctrl[self.held_actuators] = self.held_pos
         mujoco.mj_forward(self.model, self.data)
         self.last_action[:] = 0.0
 
@@ -105,7 +119,7 @@ class PlainMujocoRobot:
     def act(self, action: np.ndarray) -> None:
         clip = self.meta["action_clip"]
         self.last_action = np.clip(action.astype(np.float64), -clip, clip)
-        self.data.ctrl[self.actuators] = self.default + self.meta["action_scale"] * self.last_action
+        self.data.ctrl[self.actuators] = self.default + self.action_scale * self.last_action
         for _ in range(self.meta["decimation"]):
             mujoco.mj_step(self.model, self.data)
 
