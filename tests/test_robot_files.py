@@ -299,7 +299,7 @@ def test_each_mistake_is_one_line(case, tmp_path):
 def test_held_pose_out_of_range_and_collision_typo(tmp_path):
     spec = _humanoid(tmp_path)
     _one_line_error(dataclasses.replace(spec, held=(HeldJoints(ARMS, pose=2.5), spec.held[1])),
-                    "field held: joint 'waist_yaw_joint' at 2.5 is outside its range [-1, 1]")
+                    "field held[0].pose: joint 'waist_yaw_joint' at 2.5 is outside its range [-1, 1]")
     _one_line_error(spec, "env.collisions 'foot'", "full, feet", collisions="foot")
 
 

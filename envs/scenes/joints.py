@@ -57,6 +57,8 @@ def plan_joints(robot: RobotSpec, m0: mujoco.MjModel, joints: list[str]) -> Join
     default = [robot.default_pose[k][1] for k in assign(name, "default_pose", pose_keys, trained, "actuated joints")]
     taken = {j: "joints" for j in trained}
 
+    where = {j: "default_pose" for j in trained}  # the field each joint's pose comes from
+
     def take(field: str, entries: tuple, candidates: list[str], what: str) -> tuple[list[str], list[float]]:
         names: list[str] = []
         poses: list[float] = []
@@ -68,6 +70,7 @@ def plan_joints(robot: RobotSpec, m0: mujoco.MjModel, joints: list[str]) -> Join
                                     f"{'trained' if taken[j] == 'joints' else taken[j]} (field {taken[j]}); a joint "
                                     "is trained, held or welded, once")
                 taken[j] = field
+                where[j] = f"{field}[{k}].pose"
             names += hits
             poses += _poses(robot, f"{field}[{k}].pose", e.pose, hits)
         return names, poses
@@ -79,9 +82,9 @@ def plan_joints(robot: RobotSpec, m0: mujoco.MjModel, joints: list[str]) -> Join
         raise UserError(f"robot spec '{name}' field joints / held / welded: {len(left)} joint"
                         f"{'s are' if len(left) > 1 else ' is'} neither trained, held nor welded: {', '.join(left)}; "
                         "add each to joints, held=(HeldJoints(...),) or welded=(WeldedJoints(...),)")
-    for field, names, poses in (("default_pose", trained, default), ("held", held, held_pose),
-                                ("welded", welded, welded_pose)):
+    for names, poses in ((trained, default), (held, held_pose), (welded, welded_pose)):
         for j, q in zip(names, poses):
+            field = where[j]
             jid = nonfree[nonfree_names.index(j)]
             if m0.jnt_limited[jid] and not (m0.jnt_range[jid, 0] - RANGE_TOLERANCE <= q
                                             <= m0.jnt_range[jid, 1] + RANGE_TOLERANCE):

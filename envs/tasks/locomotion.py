@@ -415,7 +415,8 @@ class LocomotionEnv:
         tau = r.actuator_force if self._torque_order is None else r.actuator_force[:, self._torque_order]
         inputs = R.RewardInputs(
             commands=self.commands, lin_vel_b=k["lin_vel_b"], ang_vel_b=k["ang_vel_b"], gravity_b=k["gravity_b"],
-            torques=r.actuator_force if not self.robot.num_held else tau, joint_vel=k["joint_vel"], last_joint_vel=self.last_joint_vel, actions=actions,
+            torques=tau if self.robot.num_held else r.actuator_force,  # held joints' servos are not the policy's
+            joint_vel=k["joint_vel"], last_joint_vel=self.last_joint_vel, actions=actions,
             last_actions=self.last_actions, air_time=self.air_time, first_contact=first_contact,
             foot_vel_w=k["foot_vel_w"], foot_contact=contact, penalized_contact=k["penalized_force"] > thr,
             contact_time=self.contact_time, foot_pos_w=r.sensordata[:, self._foot_pos].reshape(N, self.num_feet, 3),
