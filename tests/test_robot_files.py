@@ -346,3 +346,46 @@ def test_held_joints_and_box_foot_sites_on_the_other_backends(backend, tmp_path)
     for held, feet in readings:  # float32 physics with contacts drift apart from native: compare with the pose
         assert torch.all((held - pose).abs() < 0.05), (held, spec_pose)
         assert feet.sum(1).min() > 100.0, feet  # the robot (38 kg) stands on its box-site feet
+
+
+HELD_ROBOT_FILE = '''
+from pathlib import Path
+from configs.locomotion import flat_task
+from envs.robots.spec import ActuatorGroup, HeldJoints, RobotSpec, WeldedJoints
+ARMS = r"waist_yaw_joint|.*_(shoulder_pitch|elbow)_joint"
+ROBOT = RobotSpec(
+    name="biped", mjcf=Path(__file__).with_name("biped.xml"), base_body="pelvis",
+    joints=(".*_hip_pitch_joint", ".*_hip_roll_joint", ".*_knee_joint", ".*_ankle_pitch_joint"),
+    default_pose={".*_hip_pitch_joint": -0.2, ".*_hip_roll_joint": 0.0, ".*_knee_joint": 0.4,
+                  ".*_ankle_pitch_joint": -0.2},
+    actuators=(ActuatorGroup(".*_(hip_.*|knee)_joint", kp=150.0, kd=4.0, effort_limit=150.0, armature=0.02),
+               ActuatorGroup(".*_ankle_pitch_joint", kp=80.0, kd=2.0, effort_limit=50.0, armature=0.01,
+                             action_scale="effort"),
+               ActuatorGroup(ARMS, kp=100.0, kd=2.0, effort_limit=60.0, armature=0.01)),
+    action_scale=0.25, base_height=0.93, foot_bodies=("left_ankle_link", "right_ankle_link"),
+    termination_contacts=("pelvis", "torso"),
+    held=(HeldJoints(ARMS, pose={"waist_yaw_joint": 0.0, ".*_shoulder_pitch_joint": 0.2, ".*_elbow_joint": 0.5}),),
+    welded=(WeldedJoints(".*_wrist_joint", pose=0.0),),
+)
+flat = flat_task("biped-flat", ROBOT)
+'''
+
+
+def test_a_robot_file_with_held_and_welded_joints_trains_exports_and_runs_sim2sim(tmp_path, capsys):
+    """train.py one tiny iteration, then play.py exports the ONNX file and runs sim2sim from it alone: the held
+    joints and per-joint scales travel in the metadata."""
+    import play
+
+    write(tmp_path, "biped.xml", humanoid_xml())
+    write(tmp_path, "biped.py", HELD_ROBOT_FILE)
+    run, onnx_file = tmp_path / "run", tmp_path / "p.onnx"
+    assert train.main(["--task", f"{tmp_path / 'biped.py'}:flat", "--num-envs", "8", "--max-iterations", "1",
+                       "--run-dir", str(run), "--quiet", "runner.num_steps_per_env=8",
+                       "algorithm.num_mini_batches=2"]) == 0
+    assert play.main(["--checkpoint", str(run), "--episodes", "0", "--export-onnx", str(onnx_file)]) == 0
+    assert play.main(["--sim2sim", str(onnx_file), "--episodes", "1"]) == 0
+    from deploy.onnx_policy import OnnxPolicy
+
+    meta = OnnxPolicy(onnx_file).metadata
+    assert meta["held_joint_names"][0] == "waist_yaw_joint" and len(meta["held_joint_names"]) == 5
+    assert meta["action_scale"][6:] == pytest.approx([0.25 * 50.0 / 80.0] * 2) and meta["action_scale"][0] == 0.25
