@@ -389,3 +389,21 @@ def test_a_robot_file_with_held_and_welded_joints_trains_exports_and_runs_sim2si
     meta = OnnxPolicy(onnx_file).metadata
     assert meta["held_joint_names"][0] == "waist_yaw_joint" and len(meta["held_joint_names"]) == 5
     assert meta["action_scale"][6:] == pytest.approx([0.25 * 50.0 / 80.0] * 2) and meta["action_scale"][0] == 0.25
+
+
+def test_two_welded_joints_of_one_body_compose_in_the_files_order(tmp_path):
+    """The left hip body has a pitch and a roll joint: welded at 0.3 / -0.2, the thigh sits where MuJoCo's
+    kinematics puts it with the joints at those angles."""
+    joints = tuple(j for j in LEG_JOINTS if not j.startswith("left_hip"))
+    spec = _humanoid(tmp_path, joints=joints, welded=(WeldedJoints("left_hip_(roll|pitch)_joint",
+                                                                   pose={".*roll.*": -0.2, ".*pitch.*": 0.3}),))
+    m = build(spec).model
+    original = mujoco.MjModel.from_xml_path(str(spec.mjcf))
+    d0, d = mujoco.MjData(original), mujoco.MjData(m)
+    d0.qpos[original.joint("left_hip_pitch_joint").qposadr[0]] = 0.3
+    d0.qpos[original.joint("left_hip_roll_joint").qposadr[0]] = -0.2
+    mujoco.mj_kinematics(original, d0)
+    mujoco.mj_kinematics(m, d)  # the base at the file's pose in both, every other joint at 0
+    for body in ("left_thigh", "left_ankle_link"):
+        assert d.xpos[m.body(body).id] == pytest.approx(d0.xpos[original.body(body).id], abs=1e-9)
+        assert d.xquat[m.body(body).id] == pytest.approx(d0.xquat[original.body(body).id], abs=1e-9)

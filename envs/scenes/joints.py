@@ -100,16 +100,17 @@ def plan_joints(robot: RobotSpec, m0: mujoco.MjModel, joints: list[str]) -> Join
 
 def weld(rspec: mujoco.MjSpec, m0: mujoco.MjModel, plan: JointPlan, joints: list[str]) -> None:
     """Remove the welded joints from ``rspec``; a body welded at a non-zero pose is moved to it (rotated about
-    the joint's axis through its anchor, or slid along it)."""
+    the joint's axis through its anchor, or slid along it), joint after joint in the file's order, as MuJoCo's
+    kinematics composes them (exact when a body's welded joints come before any joint it keeps)."""
     by_id = {j.id: j for j in rspec.joints}
     names = [joints[j] or f"joint{j}" for j in range(m0.njnt)]
-    for jname, q in zip(plan.welded, plan.welded_pose):
-        jid = names.index(jname)
+    moved: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # body id -> its pose so far (several welds on one body)
+    for jid, q in sorted((names.index(j), q) for j, q in zip(plan.welded, plan.welded_pose)):  # file order
         joint = by_id[jid]
         if q != 0.0:
             body = joint.parent
             b = int(m0.jnt_bodyid[jid])
-            pos, quat = np.array(m0.body_pos[b], dtype=float), np.array(m0.body_quat[b], dtype=float)
+            pos, quat = moved.get(b, (np.array(m0.body_pos[b], dtype=float), np.array(m0.body_quat[b], dtype=float)))
             axis, anchor = np.array(m0.jnt_axis[jid], dtype=float), np.array(m0.jnt_pos[jid], dtype=float)
             rot = np.empty(9)
             mujoco.mju_quat2Mat(rot, quat)
@@ -126,6 +127,7 @@ def weld(rspec: mujoco.MjSpec, m0: mujoco.MjModel, plan: JointPlan, joints: list
                 new = np.empty(4)
                 mujoco.mju_mulQuat(new, quat, turn)
                 quat = new
+            moved[b] = (pos, quat)
             body.alt.type = mujoco.mjtOrientation.mjORIENTATION_QUAT
             body.pos, body.quat = pos.tolist(), quat.tolist()
         rspec.delete(joint)
