@@ -9,7 +9,8 @@ reader notices (a key renamed, removed, retyped, or its meaning changed) bumps t
               later ones carry the compiled scene (``scene_mjb``) and per-joint gains under the same tag, the
               change that broke deploy clients. A scene-carrying major-1 file is read (``upgrade``), its missing
               keys derived from the scene; a ``robot_xml`` one is refused with the command that re-exports it.
-    major 2   the keys below; ``joint_pos_limits`` added.
+    major 2   the keys below; ``joint_pos_limits``, ``held_joint_names``, ``held_joint_pos`` and
+              ``velocity_limits`` added, ``action_scale`` one value per joint.
 
 ``python -m deploy.schema`` prints the table of docs/deploy.md (a test checks that the docs carry it verbatim).
 """
@@ -82,7 +83,12 @@ KEYS: tuple[Key, ...] = (
         "locomotion"),
     Key("joint_pos_limits", "list[[number|null, number|null]]", "rad", "joint range `[low, high]` per joint "
         "(null: unlimited)", "locomotion"),
-    Key("action_scale", "number", "rad", "joint target = `default_joint_pos + action_scale * clip(action)`",
+    Key("action_scale", "list[number]", "rad", "per joint: joint target = `default_joint_pos + action_scale * "
+        "clip(action)`", "locomotion"),
+    Key("held_joint_names", "list[str]", "", "joints held at a pose by their own servos, outside the action space "
+        "(empty for most robots)", "locomotion"),
+    Key("held_joint_pos", "list[number]", "rad", "the pose of each held joint (its servo's target)", "locomotion"),
+    Key("velocity_limits", "list[number|null]", "rad/s", "motor speed limit per joint (null: none)",
         "locomotion"),
     Key("action_clip", "number", "", "actions are clipped to `[-action_clip, action_clip]` first", "locomotion"),
     Key("kp", "list[number]", "N m/rad", "PD stiffness per joint (position servo)", "locomotion"),
@@ -167,7 +173,8 @@ def check_version(value: Any, where: str) -> int:
 
 
 def upgrade(meta: dict[str, Any], where: str) -> dict[str, Any]:
-    """A major-1 locomotion file read as major 2: per-joint gains, joint ranges from its scene. A file that
+    """A major-1 locomotion file read as major 2: per-joint gains and action scale, no held joints, joint ranges
+    from its scene. A file that
     names a robot file instead of carrying its scene is refused with the re-export command."""
     if family(meta) != "locomotion":
         return meta
@@ -175,9 +182,12 @@ def upgrade(meta: dict[str, Any], where: str) -> dict[str, Any]:
         raise UserError(f"{where} is an early legged-mjx-policy/1 export (robot_xml, no stored scene); {REEXPORT}")
     out = dict(meta)
     n = len(meta["joint_names"])
-    for key in ("kp", "kd", "torque_limits"):
+    for key in ("kp", "kd", "torque_limits", "action_scale"):
         if not isinstance(out[key], list):
             out[key] = [out[key]] * n
+    out.setdefault("held_joint_names", [])
+    out.setdefault("held_joint_pos", [])
+    out.setdefault("velocity_limits", [None] * n)
     if "joint_pos_limits" not in out:
         out["joint_pos_limits"] = joint_ranges(meta)
     return out

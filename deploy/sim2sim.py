@@ -63,6 +63,11 @@ class PlainMujocoRobot:
                             "re-export it with play.py --checkpoint RUN --export-onnx")
         self.scan = HeightScan(meta["height_scan"], self.ground) if "height_scan" in layout else None
         self.default = np.array(meta["default_joint_pos"])
+        self.action_scale = np.asarray(meta["action_scale"], dtype=np.float64)  # per joint (schema.upgrade: major 1)
+        held = [self.model.joint(name) for name in meta.get("held_joint_names", [])]
+        self.held_qpos_adr = np.array([j.qposadr[0] for j in held], dtype=int)
+        self.held_actuators = np.array([by_joint[j.id] for j in held], dtype=int)
+        self.held_pos = np.array(meta.get("held_joint_pos", []), dtype=np.float64)
         self.scales = {name: np.asarray(v, dtype=np.float64) for name, v in meta["obs_scales"].items()}
         for name, _ in meta["obs_layout"]:
             if name not in _TERMS:
@@ -78,6 +83,8 @@ class PlainMujocoRobot:
         self.data.qpos[b:b + 3] = [start[0], start[1], ground + self.meta["base_height"]]
         self.data.qpos[b + 3:b + 7] = [np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)]
         self.data.qpos[self.qpos_adr] = self.default
+        self.data.qpos[self.held_qpos_adr] = self.held_pos
+        self.data.ctrl[self.held_actuators] = self.held_pos
         mujoco.mj_forward(self.model, self.data)
         self.last_action[:] = 0.0
 
@@ -105,7 +112,7 @@ class PlainMujocoRobot:
     def act(self, action: np.ndarray) -> None:
         clip = self.meta["action_clip"]
         self.last_action = np.clip(action.astype(np.float64), -clip, clip)
-        self.data.ctrl[self.actuators] = self.default + self.meta["action_scale"] * self.last_action
+        self.data.ctrl[self.actuators] = self.default + self.action_scale * self.last_action
         for _ in range(self.meta["decimation"]):
             mujoco.mj_step(self.model, self.data)
 

@@ -69,7 +69,8 @@ def test_onnx_metadata_describes_the_robot_interface(quadruped_onnx):
     assert sum(n for _, n in meta["obs_layout"]) == 48
     assert meta["obs_scales"]["base_ang_vel"] == 0.25 and meta["obs_scales"]["commands"] == [2.0, 2.0, 0.25]
     assert meta["joint_names"][0] == "FR_hip_joint" and len(meta["default_joint_pos"]) == 12
-    assert meta["action_scale"] == 0.25 and meta["kp"] == [20.0] * 12 and meta["kd"] == [0.5] * 12
+    assert meta["format"] == "legged-mjx-policy/2" and meta["action_scale"] == [0.25] * 12
+    assert meta["kp"] == [20.0] * 12 and meta["kd"] == [0.5] * 12
     assert meta["torque_limits"][:3] == [23.7, 23.7, 35.55] and meta["base_joint"] == "root"
     assert meta["foot_names"] == ["FR_foot", "FL_foot", "RR_foot", "RL_foot"] and "scene_mjb" in meta
     assert meta["control_dt"] == pytest.approx(0.02) and meta["decimation"] == 4

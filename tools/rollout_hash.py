@@ -4,11 +4,16 @@ Run it on two checkouts to show that a change left the quadruped's rollouts bit-
 thread, random actions; pushes and resets included):
 
     OMP_NUM_THREADS=1 PYTHONPATH=/path/to/checkout python tools/rollout_hash.py
+    OMP_NUM_THREADS=1 PYTHONPATH=/path/to/checkout python tools/rollout_hash.py --robot humanoid
+
+``--robot humanoid`` hashes the built-in humanoid with ``humanoid-flat``'s env (``configs/humanoid.HUMANOID_ENV``).
+The script imports the project from PYTHONPATH, so this file can hash a checkout older than its ``--robot`` option.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 
 import torch
@@ -19,19 +24,29 @@ def main() -> None:
     parser.add_argument("--num-envs", type=int, default=16)
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--seed", type=int, default=3)
+    parser.add_argument("--robot", choices=("quadruped", "humanoid"), default="quadruped",
+                        help="quadruped: quadruped-flat's env; humanoid: humanoid-flat's env")
     args = parser.parse_args()
-    from envs.robots.quadruped import QUADRUPED
     from envs.tasks.locomotion import LocomotionEnv
     from envs.tasks.locomotion_config import LocomotionEnvConfig
 
-    env = LocomotionEnv(LocomotionEnvConfig(num_envs=args.num_envs, backend="native", physics_threads=1), QUADRUPED)
+    if args.robot == "humanoid":
+        from configs.humanoid import HUMANOID_ENV
+        from envs.robots.humanoid import HUMANOID
+
+        cfg = dataclasses.replace(HUMANOID_ENV, num_envs=args.num_envs, backend="native", physics_threads=1)
+        env = LocomotionEnv(cfg, HUMANOID)
+    else:
+        from envs.robots.quadruped import QUADRUPED
+
+        env = LocomotionEnv(LocomotionEnvConfig(num_envs=args.num_envs, backend="native", physics_threads=1), QUADRUPED)
     digest = hashlib.sha256(env.reset(seed=args.seed)["policy"].numpy().tobytes())
     g = torch.Generator().manual_seed(0)
     for _ in range(args.steps):
         obs, rew, term, trunc, _ = env.step(torch.randn(args.num_envs, env.action_spec.n, generator=g))
         for x in (obs["policy"], rew, term, trunc):
             digest.update(x.numpy().tobytes())
-    print(f"quadruped {args.num_envs} envs x {args.steps} steps, seed {args.seed}: {digest.hexdigest()}")
+    print(f"{args.robot} {args.num_envs} envs x {args.steps} steps, seed {args.seed}: {digest.hexdigest()}")
 
 
 if __name__ == "__main__":

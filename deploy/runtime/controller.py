@@ -36,7 +36,11 @@ class Controller:
         self.n_robot = len(robot_joints)
         self.dt = float(meta["control_dt"])
         self.safety = Safety(meta, safety or SafetyConfig(), self.dt)
-        self.scale, self.clip = float(meta["action_scale"]), float(meta["action_clip"])
+        if meta.get("held_joint_names"):
+            raise UserError(f"runtime: the policy holds joints outside its action space "
+                            f"({', '.join(meta['held_joint_names'])}); the runtime drives trained joints only so far")
+        self.scale = np.asarray(meta["action_scale"], dtype=np.float64)  # per joint, policy order
+        self.clip = float(meta["action_clip"])
         self.default = np.asarray(meta["default_joint_pos"], dtype=np.float64)
         self.last_actions = np.zeros(len(self.default))
         self.last_obs: Optional[np.ndarray] = None

@@ -13,7 +13,7 @@ MAX_LISTED = 40
 
 def spec_error(robot: str, field: str, problem: str, available: Sequence[str], what: str) -> UserError:
     """``robot spec 'go2' field joints: <problem>; the model's <what>: a, b, c``."""
-    names = list(available)
+    names = list(dict.fromkeys(available))  # each candidate once (a body with 4 geoms is one body)
     listed = ", ".join(names[:MAX_LISTED]) + (f", ... ({len(names)} in all)" if len(names) > MAX_LISTED else "")
     return UserError(f"robot spec '{robot}' field {field}: {problem}; the model's {what}: {listed or '(none)'}")
 

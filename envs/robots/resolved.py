@@ -30,7 +30,8 @@ class ResolvedRobot:
     joint_dof_adr: tuple[int, ...]
     """qvel address of each actuated joint (policy order)."""
     ctrl_from_policy: tuple[int, ...]
-    """For each actuator in model order, the policy index whose joint it drives (identity when created here)."""
+    """For each actuator in model order, the policy index whose joint it drives, or ``num_joints + h`` for the
+    h-th held joint (identity when created here: trained joints first, then held ones)."""
     default_joint_pos: tuple[float, ...]
     """Standing pose in policy order (rad)."""
     kp: tuple[float, ...]
@@ -39,6 +40,18 @@ class ResolvedRobot:
     """Velocity gain per actuated joint (policy order)."""
     effort_limit: tuple[float, ...]
     """Torque limit per actuated joint (policy order; inf when the servo is not force-limited)."""
+    action_scale: tuple[float, ...]
+    """Joint target offset (rad) per unit of action, per actuated joint (policy order)."""
+    velocity_limit: tuple[float, ...]
+    """Motor speed limit per actuated joint (rad/s; policy order; inf where none is given)."""
+    held_joint_names: tuple[str, ...]
+    """Joints held at a pose by position servos, outside the action space."""
+    held_qpos_adr: tuple[int, ...]
+    """qpos address of each held joint."""
+    held_joint_pos: tuple[float, ...]
+    """The pose each held joint is held at (its servo's target; its position at reset)."""
+    welded_joint_names: tuple[str, ...]
+    """Joints of the file removed at assembly (their bodies fixed at a pose)."""
     base_body_id: int
     """Body id of the floating base."""
     base_joint: str
@@ -73,6 +86,10 @@ class ResolvedRobot:
     @property
     def num_joints(self) -> int:
         return len(self.joint_names)
+
+    @property
+    def num_held(self) -> int:
+        return len(self.held_joint_names)
 
     @property
     def num_feet(self) -> int:

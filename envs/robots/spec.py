@@ -22,18 +22,76 @@ from envs.robots.sides import MirrorMap
 Pose = tuple[tuple[str, float], ...]
 
 
+EFFORT_SCALE = "effort"
+"""``ActuatorGroup.action_scale`` value: EFFORT_SCALE_FACTOR x effort_limit / kp per joint (mjlab's rule)."""
+EFFORT_SCALE_FACTOR = 0.25
+"""The factor of ``action_scale=EFFORT_SCALE``: an action of 1 asks for a quarter of the joint's torque limit."""
+
+
 @dataclass(frozen=True)
 class ActuatorGroup:
-    """MuJoCo position servos (PD at every physics substep) on the joints one regex matches."""
+    """MuJoCo position servos (PD at every physics substep) on the joints one regex matches, and the joints'
+    own properties (armature, damping, friction loss), written onto those joints at assembly."""
 
     joints: str
-    """Regex over the actuated joints' names; every actuated joint must match exactly one group."""
+    """Regex over the trained and held joints' names; each of them must match exactly one group."""
     kp: float
     """Position gain (N m / rad)."""
     kd: float
     """Velocity gain (N m s / rad)."""
     effort_limit: float
     """Torque limit (N m): the servo's force range is [-effort_limit, effort_limit]."""
+    armature: Optional[float] = None
+    """Rotor inertia reflected through the gearbox (kg m^2), written onto the joints (None: keep the file's).
+    Robot files rarely carry it and training frameworks add it; without it light limbs under stiff servos can
+    make the simulation diverge."""
+    damping: Optional[float] = None
+    """Joint damping (N m s / rad), written onto the joints (None: keep the file's)."""
+    frictionloss: Optional[float] = None
+    """Joint dry friction (N m), written onto the joints (None: keep the file's)."""
+    action_scale: Union[float, Literal["effort"], None] = None
+    """Joint target offset (rad) per unit of action for these joints: a number, ``"effort"`` (EFFORT_SCALE:
+    0.25 x effort_limit / kp, mjlab's rule), or None: ``RobotSpec.action_scale``."""
+    velocity_limit: Optional[float] = None
+    """Joint speed limit of the motors (rad/s), where the robot has one: exported per joint
+    (``velocity_limits``) for deployment; the simulation does not enforce it (None: no limit, exported as inf)."""
+
+
+@dataclass(frozen=True)
+class HeldJoints:
+    """Joints kept out of the action space and held at a pose by position servos (their actuator group's gains,
+    or the file's own position actuators with ``actuators="file"``): a waist or arms while the legs learn."""
+
+    joints: str
+    """Regex over joint names (hinge / slide joints of the file)."""
+    pose: Union[float, Pose] = 0.0
+    """The held angle (rad): one number for every matched joint, or joint name or regex -> angle (each matched
+    joint matched by exactly one entry; a dict is accepted)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "pose", _pose(self.pose))
+
+
+@dataclass(frozen=True)
+class WeldedJoints:
+    """Joints removed at assembly: the child body is fixed to its parent at the pose (the joint rotated or slid by
+    the angle about its own axis and anchor), so the joint costs nothing in the simulation."""
+
+    joints: str
+    """Regex over joint names (any non-free joint of the file)."""
+    pose: Union[float, Pose] = 0.0
+    """The angle (rad; m for slide joints) it is welded at: a number, or joint name or regex -> angle (hinge and
+    slide joints only; a ball joint is welded at its reference orientation, pose 0)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "pose", _pose(self.pose))
+
+
+def _pose(value: Union[float, Pose, Mapping[str, float]]) -> Union[float, Pose]:
+    if isinstance(value, (int, float)):
+        return float(value)
+    items = value.items() if isinstance(value, Mapping) else value
+    return tuple((str(k), float(v)) for k, v in items)
 
 
 FILE_ACTUATORS = "file"
@@ -74,16 +132,18 @@ class RobotSpec:
     """Standing pose: joint name or regex -> angle (rad); every actuated joint must match exactly one entry. It is
     the zero of the action. A dict is accepted and kept in its order."""
     actuators: Union[tuple[ActuatorGroup, ...], Literal["file"]]
-    """Position servos created on the actuated joints (the file's own actuators are removed), or ``"file"``
-    (FILE_ACTUATORS) to keep the file's position actuators."""
+    """Position servos created on the trained and held joints (the file's own actuators are removed), or
+    ``"file"`` (FILE_ACTUATORS) to keep the file's position actuators (one per trained or held joint)."""
     action_scale: float
-    """Joint target offset (rad) per unit of action: target = default pose + action_scale * action."""
+    """Joint target offset (rad) per unit of action: target = default pose + action_scale * action; the default
+    of actuator groups that set no ``action_scale`` of their own."""
     base_height: float
     """Height (m) of the base at reset: a short drop onto the feet."""
     foot_geoms: tuple[str, ...] = ()
     """Feet as collision geoms by name or regex (give these or ``foot_bodies``); order = order of foot columns."""
     foot_bodies: tuple[str, ...] = ()
-    """Feet as bodies by name or regex (each with exactly one collision geom), instead of ``foot_geoms``."""
+    """Feet as bodies by name or regex, instead of ``foot_geoms``: each with any number of collision geoms, named
+    or not (the foot touches the floor when any of them does)."""
     termination_contacts: tuple[str, ...] = ()
     """Bodies (name or regex) whose contact with the floor ends an episode (foot geoms excluded)."""
     penalized_contacts: tuple[str, ...] = ()
@@ -95,6 +155,11 @@ class RobotSpec:
     """Body whose mass is randomized (None: the base body)."""
     sim: SimOverrides = field(default_factory=SimOverrides)
     """Simulation options that replace the file's."""
+    held: tuple[HeldJoints, ...] = ()
+    """Joints held at a pose by position servos, outside the action space (see HeldJoints)."""
+    welded: tuple[WeldedJoints, ...] = ()
+    """Joints removed at assembly, their bodies fixed at a pose (see WeldedJoints). Every non-free joint of the
+    file is trained (``joints``), held or welded: any other is an error."""
     mirror: Optional[MirrorMap] = None
     """Left-right twins for names no common convention covers (None: found from the names, ``envs/robots/sides.py``:
     left/right, l/r, L_/R_, FL/FR/RL/RR, LF/RF/LH/RH)."""
@@ -108,7 +173,12 @@ class RobotSpec:
         pose = self.default_pose
         items = pose.items() if isinstance(pose, Mapping) else pose
         object.__setattr__(self, "default_pose", tuple((str(k), float(v)) for k, v in items))
-        if self.actuators != FILE_ACTUATORS:
+        for name in ("held", "welded"):
+            value = getattr(self, name)
+            object.__setattr__(self, name, (value,) if isinstance(value, (HeldJoints, WeldedJoints)) else tuple(value))
+        if isinstance(self.actuators, ActuatorGroup):
+            object.__setattr__(self, "actuators", (self.actuators,))
+        elif not isinstance(self.actuators, str):  # a typo'd string is reported by envs/robots/checks.py
             object.__setattr__(self, "actuators", tuple(self.actuators))
 
     @property

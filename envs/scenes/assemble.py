@@ -1,33 +1,36 @@
 """Put a robot (``RobotSpec``) and a scene together with ``mujoco.MjSpec``, add what the task senses, compile.
 
-Steps, all by name: load the robot's MJCF unmodified; check every name of the spec against it; replace its
-actuators by position servos on the named joints (or keep its own position actuators, ``actuators="file"``);
-drop its sensors and keyframes (the task adds its own sensors, and keyframes would not fit the new actuators);
+Steps, all by name: check the spec's own values (``envs/robots/checks.py``); load the robot's MJCF unmodified;
+check every name of the spec against it, and that every non-free joint is trained, held or welded at a pose
+inside its range (``joints.py``); replace its actuators by position servos on the trained and held joints, with
+the groups' armature, damping and friction loss written onto the joints (or keep its own position actuators,
+``actuators="file"``; ``actuators.py``); remove the welded joints; drop its sensors and keyframes (the task adds its own sensors, and keyframes would not fit the new actuators);
 apply the simulation overrides and the collision simplification; attach the scene (``envs/scenes/flat.py``:
 floor, light, textures) into the robot's spec, so the robot keeps its file's names and options; add on the
-robot, never in its file: a touch site, touch sensor and position / velocity sensors per foot, a contact sensor
+robot, never in its file: a touch site (``feet.py``), touch sensor and position / velocity sensors per foot, a
+contact sensor
 (collision geom vs floor, so self-collisions never count) per termination / penalized collision geom, and a
 tracking camera. Any problem is a one-line ``UserError`` naming the spec field and listing what the model has.
 """
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import mujoco
-import numpy as np
 
-from envs.robots.names import assign, match_each, spec_error
+from envs.robots.checks import check_collisions, check_spec
+from envs.robots.names import match_each, spec_error
 from envs.robots.resolved import ResolvedRobot
-from envs.robots.spec import FILE_ACTUATORS, RobotSpec
+from envs.robots.spec import RobotSpec
+from envs.scenes.actuators import actuate
+from envs.scenes.feet import add_foot_site, resolve_feet
+from envs.scenes.joints import plan_joints, weld
 from envs.scenes.flat import FLOOR, attach_scene, flat_scene, SCENE_PREFIX
 from envs.scenes.terrain import terrain_scene
 from envs.terrain.generator import Terrain
 from rl_core.errors import UserError
 
-FOOT_SITE_MARGIN = 0.012
-"""The touch site of a foot is its collision geom grown by this (m): contacts on the geom's surface lie inside."""
 PREFIX = "task_"
 """Names of the sites, sensors and camera added here start with this."""
 CONTACT_DATA = 3  # found (1) | force (2): [found, normal force, tangential force x2]
@@ -66,6 +69,8 @@ def build(robot: RobotSpec, collisions: str = "full", solver_iterations: int | N
     """The compiled scene with ``robot`` attached, and every index the task needs (see module docstring);
     ``terrain``: a generated terrain as the floor (``envs/scenes/terrain.py``) instead of the plane;
     ``floor_window`` (x, y, half): only its part around (x, y) (for rendering)."""
+    check_spec(robot)
+    check_collisions(robot, collisions)
     rspec, m0 = load_robot_spec(robot)
     name = robot.name
     bodies = _names(m0, mujoco.mjtObj.mjOBJ_BODY, m0.nbody)
@@ -85,34 +90,16 @@ def build(robot: RobotSpec, collisions: str = "full", solver_iterations: int | N
         {j.id: j for j in rspec.joints}[free[0]].name = "root"  # exported scenes look the base joint up by name
     base_joint = joints[free[0]] or "root"
 
-    # ---- actuated joints (hinge / slide), in pattern order
-    hinge_or_slide = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
-    movable = [j for j in range(m0.njnt) if int(m0.jnt_type[j]) in hinge_or_slide]
-    movable_names = [joints[j] for j in movable]
-    picked = [movable_names[i] for i in match_each(name, "joints", robot.joints, movable_names, "hinge/slide joints")]
-    pose_keys = [k for k, _ in robot.default_pose]
-    pose = [robot.default_pose[k][1] for k in assign(name, "default_pose", pose_keys, picked, "actuated joints")]
+    # ---- every non-free joint trained, held or welded; poses inside the joints' ranges
+    plan = plan_joints(robot, m0, joints)
+    picked, pose = list(plan.trained), list(plan.default_pose)
 
     # ---- feet and contact bodies
     visual = [g for g in range(m0.ngeom) if int(m0.geom_group[g]) in robot.visual_groups]
     colliding = [g for g in range(m0.ngeom) if _collides(m0, g) and m0.geom_bodyid[g] != 0 and g not in visual]
-    if bool(robot.foot_geoms) == bool(robot.foot_bodies):
-        raise UserError(f"robot spec '{name}' field foot_geoms / foot_bodies: give exactly one of them")
-    if robot.foot_geoms:
-        named = [g for g in colliding if geoms[g]]
-        foot_geoms = [named[i] for i in match_each(name, "foot_geoms", robot.foot_geoms, [geoms[g] for g in named],
-                                                   "named collision geoms")]
-        foot_names = [geoms[g] for g in foot_geoms]
-    else:
-        foot_ids = match_each(name, "foot_bodies", robot.foot_bodies, bodies, "bodies")
-        foot_geoms = []
-        for b in foot_ids:
-            own = [g for g in colliding if m0.geom_bodyid[g] == b]
-            if len(own) != 1:
-                raise spec_error(name, "foot_bodies", f"body {bodies[b]!r} has {len(own)} collision geoms, expected 1",
-                                 [bodies[m0.geom_bodyid[g]] for g in colliding], "bodies of collision geoms")
-            foot_geoms.append(own[0])
-        foot_names = [bodies[b] for b in foot_ids]
+    feet = resolve_feet(robot, m0, bodies, geoms, colliding)
+    foot_geoms = sorted(feet.all_geoms)
+    foot_names = list(feet.names)
 
     def contact_geoms(field: str, patterns: tuple[str, ...]) -> tuple[list[int], list[int], list[str]]:
         body_ids = match_each(name, field, patterns, bodies, "bodies")
@@ -129,8 +116,9 @@ def build(robot: RobotSpec, collisions: str = "full", solver_iterations: int | N
     if robot.mass_body_name not in bodies:
         raise spec_error(name, "mass_body", f"no body named {robot.mass_body_name!r}", bodies[1:], "bodies")
 
-    # ---- actuators
-    kp, kd, effort, ctrl_from_policy = _actuators(robot, rspec, m0, picked, joints)
+    # ---- actuators (and the groups' joint properties), then the welded joints removed
+    act = actuate(robot, rspec, m0, plan, joints)
+    weld(rspec, m0, plan, joints)
 
     # ---- everything in the robot spec that the scene replaces
     for s in list(rspec.sensors):
@@ -158,8 +146,8 @@ def build(robot: RobotSpec, collisions: str = "full", solver_iterations: int | N
     attach_scene(scene, flat_scene() if terrain is None else terrain_scene(terrain, floor_window))
 
     # ---- task sensing, added programmatically
-    for f, g in zip(foot_names, foot_geoms):
-        site = _site_around(scene, m0, g, bodies[m0.geom_bodyid[g]], f"{PREFIX}{f}_foot")
+    for f, gs, b in zip(foot_names, feet.geoms, feet.bodies):
+        site = add_foot_site(scene, m0, gs, bodies[b], f"{PREFIX}{f}_foot")
         scene.add_sensor(name=f"{PREFIX}{f}_touch", type=mujoco.mjtSensor.mjSENS_TOUCH,
                          objtype=mujoco.mjtObj.mjOBJ_SITE, objname=site)
     for g in term_geoms + pen_geoms:
@@ -185,13 +173,16 @@ def build(robot: RobotSpec, collisions: str = "full", solver_iterations: int | N
         return int(model.sensor_adr[model.sensor(sensor).id]) + offset
 
     jnt = [model.joint(j) for j in picked]
+    held = [model.joint(j) for j in plan.held]
     base = model.joint(base_joint)
     term_names = tuple(f"{PREFIX}{geom_name[g]}_contact" for g in term_geoms)
     return ResolvedRobot(
         spec=robot, model=model, collisions=collisions, joint_names=tuple(picked),
         joint_qpos_adr=tuple(int(j.qposadr[0]) for j in jnt), joint_dof_adr=tuple(int(j.dofadr[0]) for j in jnt),
-        ctrl_from_policy=tuple(ctrl_from_policy), default_joint_pos=tuple(pose), kp=tuple(kp), kd=tuple(kd),
-        effort_limit=tuple(effort), base_body_id=model.body(robot.base_body).id, base_joint=base_joint,
+        ctrl_from_policy=act.ctrl_source, default_joint_pos=tuple(pose), kp=act.kp, kd=act.kd,
+        effort_limit=act.effort_limit, action_scale=act.action_scale, velocity_limit=act.velocity_limit,
+        held_joint_names=plan.held, held_qpos_adr=tuple(int(j.qposadr[0]) for j in held),
+        held_joint_pos=plan.held_pose, welded_joint_names=plan.welded, base_body_id=model.body(robot.base_body).id, base_joint=base_joint,
         base_qpos_adr=int(base.qposadr[0]), base_dof_adr=int(base.dofadr[0]),
         mass_body_id=model.body(robot.mass_body_name).id, foot_names=tuple(foot_names),
         foot_touch_adr=tuple(adr(f"{PREFIX}{f}_touch") for f in foot_names),
@@ -201,23 +192,6 @@ def build(robot: RobotSpec, collisions: str = "full", solver_iterations: int | N
         penalized_bodies=tuple(pen_bodies),
         penalized_force_adr=tuple(adr(f"{PREFIX}{geom_name[g]}_contact", 1) for g in pen_geoms),
         penalized_body_of=tuple(pen_body_of), camera=camera)
-
-
-def _site_around(scene: mujoco.MjSpec, m0: mujoco.MjModel, g: int, body: str, site: str) -> str:
-    """A site of the geom's shape grown by FOOT_SITE_MARGIN, at the geom's pose (a sphere for other shapes)."""
-    t = int(m0.geom_type[g])
-    size = np.array(m0.geom_size[g], dtype=float)
-    shapes = {int(mujoco.mjtGeom.mjGEOM_SPHERE): 1, int(mujoco.mjtGeom.mjGEOM_CAPSULE): 1,
-              int(mujoco.mjtGeom.mjGEOM_CYLINDER): 1, int(mujoco.mjtGeom.mjGEOM_ELLIPSOID): 3,
-              int(mujoco.mjtGeom.mjGEOM_BOX): 3}
-    if t in shapes:
-        size[:shapes[t]] += FOOT_SITE_MARGIN
-    else:
-        t, size = int(mujoco.mjtGeom.mjGEOM_SPHERE), np.array([m0.geom_rbound[g] + FOOT_SITE_MARGIN, 0.0, 0.0])
-    scene.body(body).add_site(name=site, type=mujoco.mjtGeom(t), size=size.tolist(),
-                              pos=m0.geom_pos[g].tolist(), quat=m0.geom_quat[g].tolist(), group=4,
-                              rgba=[1, 0, 0, 0.2])
-    return site
 
 
 def _apply_options(robot: RobotSpec, rspec: mujoco.MjSpec, solver_iterations: int | None,
@@ -235,52 +209,3 @@ def _apply_options(robot: RobotSpec, rspec: mujoco.MjSpec, solver_iterations: in
     ls = ls_iterations if ls_iterations is not None else sim.ls_iterations
     if ls is not None:
         rspec.option.ls_iterations = ls
-
-
-def _actuators(robot: RobotSpec, rspec: mujoco.MjSpec, m0: mujoco.MjModel, picked: list[str],
-               joints: list[str]) -> tuple[list[float], list[float], list[float], list[int]]:
-    """Position servos in policy order (or the file's, checked); returns kp, kd, effort limits, ctrl order."""
-    name = robot.name
-    if robot.actuators == FILE_ACTUATORS:
-        by_joint: dict[str, list[int]] = {}
-        for a in range(m0.nu):
-            if m0.actuator_trntype[a] == mujoco.mjtTrn.mjTRN_JOINT:
-                by_joint.setdefault(joints[m0.actuator_trnid[a, 0]], []).append(a)
-        kp, kd, effort, order = [], [], [], [-1] * m0.nu
-        for i, j in enumerate(picked):
-            acts = by_joint.get(j, [])
-            ok = len(acts) == 1 and m0.actuator_biastype[acts[0]] == mujoco.mjtBias.mjBIAS_AFFINE and math.isclose(
-                m0.actuator_biasprm[acts[0], 1], -m0.actuator_gainprm[acts[0], 0])
-            if not ok:
-                have = [f"{mujoco.mj_id2name(m0, mujoco.mjtObj.mjOBJ_ACTUATOR, a) or a}->{joints[m0.actuator_trnid[a, 0]]}"
-                        for a in range(m0.nu)]
-                raise spec_error(name, "actuators", f"'file' needs one position actuator on joint {j!r}", have,
-                                 "actuators")
-            a = acts[0]
-            order[a] = i
-            kp.append(float(m0.actuator_gainprm[a, 0]))
-            kd.append(float(-m0.actuator_biasprm[a, 2]))
-            lim = m0.actuator_forcerange[a] if m0.actuator_forcelimited[a] else (-math.inf, math.inf)
-            effort.append(float(max(abs(lim[0]), abs(lim[1]))))
-        if -1 in order:
-            extra = [mujoco.mj_id2name(m0, mujoco.mjtObj.mjOBJ_ACTUATOR, a) or str(a) for a in range(m0.nu) if order[a] < 0]
-            raise spec_error(name, "actuators", f"'file': actuators {', '.join(extra)} drive no actuated joint",
-                             picked, "actuated joints")
-        return kp, kd, effort, order
-    groups = robot.actuators
-    assert not isinstance(groups, str)  # FILE_ACTUATORS returned above
-    group_of = assign(name, "actuators", [g.joints for g in groups], picked, "actuated joints")
-    for a in list(rspec.actuators):
-        rspec.delete(a)
-    for j, k in zip(picked, group_of):
-        g = groups[k]
-        act = rspec.add_actuator(name=j, target=j, trntype=mujoco.mjtTrn.mjTRN_JOINT)
-        act.gaintype = mujoco.mjtGain.mjGAIN_FIXED
-        act.biastype = mujoco.mjtBias.mjBIAS_AFFINE
-        act.gainprm[0] = g.kp
-        act.biasprm[0:3] = [0.0, -g.kp, -g.kd]
-        act.forcelimited = mujoco.mjtLimited.mjLIMITED_TRUE
-        act.forcerange = [-g.effort_limit, g.effort_limit]
-        act.ctrllimited = mujoco.mjtLimited.mjLIMITED_FALSE
-    return ([groups[k].kp for k in group_of], [groups[k].kd for k in group_of],
-            [groups[k].effort_limit for k in group_of], list(range(len(picked))))

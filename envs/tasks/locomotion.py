@@ -125,7 +125,11 @@ class LocomotionEnv:
 
         f32: dict[str, Any] = dict(device=dev, dtype=torch.float32)
         self.default_joint_pos = torch.tensor(rb.default_joint_pos, **f32)
-        self.action_scale = rb.spec.action_scale
+        scales = rb.action_scale
+        self.action_scale: float | torch.Tensor = scales[0] if len(set(scales)) == 1 else torch.tensor(scales, **f32)
+        """Joint target offset per unit of action: one number, or one per joint (actuator groups' own scales)."""
+        self._held_pos = torch.tensor(rb.held_joint_pos, **f32)
+        self._held_qpos = columns(rb.held_qpos_adr, dev)
         self.torso_id = rb.base_body_id
         self._defaults = {name: torch.tensor(getattr(self.model, name), **f32) for name in RANDOMIZED_FIELDS}
         self._qpos0 = torch.tensor(self.model.qpos0, **f32)
@@ -136,7 +140,7 @@ class LocomotionEnv:
         self._base_linvel, self._base_angvel, self._base_dofs = slice(v, v + 3), slice(v + 3, v + 6), slice(v, v + 6)
         self._joint_qpos = columns(rb.joint_qpos_adr, dev)
         self._joint_dof = columns(rb.joint_dof_adr, dev)
-        identity = rb.ctrl_from_policy == tuple(range(J))
+        identity = rb.ctrl_from_policy == tuple(range(J))  # no held joints, servos created in policy order
         self._ctrl_order = None if identity else torch.tensor(rb.ctrl_from_policy, dtype=torch.long, device=dev)
         self._foot_touch = columns(rb.foot_touch_adr, dev)
         self._foot_vel = columns(rb.foot_vel_adr, dev)
@@ -169,6 +173,8 @@ class LocomotionEnv:
         self._side_feet = tuple(torch.tensor(c, dtype=torch.long, device=dev) for c in sides) if sides[0] else None
         """Columns of the left feet and of their right twins (FL/FR, RL/RR; left_/right_), None without sides."""
         policy_of_ctrl = sorted(range(J), key=lambda a: rb.ctrl_from_policy[a])  # actuator driving each joint
+        if rb.num_held:  # the actuators of the trained joints only, in policy order
+            policy_of_ctrl = [rb.ctrl_from_policy.index(i) for i in range(J)]
         self._torque_order = None if identity else torch.tensor(policy_of_ctrl, dtype=torch.long, device=dev)
         self.breakdown_edges = {name: breakdown.edges(*getattr(cfg.commands, name)) for name in COMMANDS}
         self._offer_mirror()
@@ -319,6 +325,8 @@ class LocomotionEnv:
         qpos[:, self._base_pos.start + 2] += self.spawn_height
         qpos[:, self._base_quat] = from_yaw(self._uniform((N,), -math.pi, math.pi))
         qpos[:, self._joint_qpos] = self.default_joint_pos * self._uniform((N, self.num_joints), *rnd.init_joint_scale)
+        if self.robot.num_held:
+            qpos[:, self._held_qpos] = self._held_pos
         qvel = torch.zeros(N, self.model.nv, device=self.device)
         qvel[:, self._base_dofs] = self._uniform((N, 6), -rnd.init_base_vel, rnd.init_base_vel)
         self.physics.reset(mask, qpos, qvel)
@@ -380,6 +388,8 @@ class LocomotionEnv:
         clip = self.cfg.clip_actions
         actions = actions.to(self.device).clamp(-clip, clip)
         targets = self.default_joint_pos + self.action_scale * actions
+        if self.robot.num_held:
+            targets = torch.cat([targets, self._held_pos.expand(targets.shape[0], -1)], dim=1)
         self.physics.step(targets if self._ctrl_order is None else targets[:, self._ctrl_order])
         return actions
 
@@ -404,7 +414,8 @@ class LocomotionEnv:
         tau = r.actuator_force if self._torque_order is None else r.actuator_force[:, self._torque_order]
         inputs = R.RewardInputs(
             commands=self.commands, lin_vel_b=k["lin_vel_b"], ang_vel_b=k["ang_vel_b"], gravity_b=k["gravity_b"],
-            torques=r.actuator_force, joint_vel=k["joint_vel"], last_joint_vel=self.last_joint_vel, actions=actions,
+            torques=tau if self.robot.num_held else r.actuator_force,  # held joints' servos are not the policy's
+            joint_vel=k["joint_vel"], last_joint_vel=self.last_joint_vel, actions=actions,
             last_actions=self.last_actions, air_time=self.air_time, first_contact=first_contact,
             foot_vel_w=k["foot_vel_w"], foot_contact=contact, penalized_contact=k["penalized_force"] > thr,
             contact_time=self.contact_time, foot_pos_w=r.sensordata[:, self._foot_pos].reshape(N, self.num_feet, 3),
@@ -504,8 +515,10 @@ class LocomotionEnv:
 
         Observation term ``name`` is ``(value - offset) * scale`` with the offset ``default_joint_pos`` for
         ``joint_pos`` and 0 otherwise; ``commands`` are (vx, vy, yaw rate). Actions become joint targets
-        ``default_joint_pos + action_scale * clip(action, -action_clip, action_clip)`` for position servos
-        with gains ``kp`` / ``kd``, sent every ``control_dt`` seconds.
+        ``default_joint_pos + action_scale * clip(action, -action_clip, action_clip)`` (per joint) for position
+        servos with gains ``kp`` / ``kd``, sent every ``control_dt`` seconds; the ``held_joint_names`` are held
+        at ``held_joint_pos`` by their own servos. The schema and its version (``format``, major 2 since
+        per-joint ``action_scale`` and held joints): ``deploy/schema.py``.
         """
         s, cfg, rb = OBS_SCALES, self.cfg, self.robot
         # sim2sim simulates every collision: the scene is rebuilt with collisions=full if training used feet only
@@ -524,7 +537,10 @@ class LocomotionEnv:
             "joint_names": list(rb.joint_names),
             "default_joint_pos": list(rb.default_joint_pos),
             "joint_pos_limits": self._joint_ranges(),
-            "action_scale": rb.spec.action_scale,
+            "action_scale": list(rb.action_scale),
+            "velocity_limits": [v if math.isfinite(v) else None for v in rb.velocity_limit],
+            "held_joint_names": list(rb.held_joint_names),
+            "held_joint_pos": list(rb.held_joint_pos),
             "action_clip": cfg.clip_actions,
             "kp": list(rb.kp),
             "kd": list(rb.kd),

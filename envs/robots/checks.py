@@ -1,0 +1,85 @@
+"""Checks of a RobotSpec's own values, before its MJCF is even read: one-line ``UserError`` naming the field and
+the allowed values (literal options, non-negative gains and limits, finite numbers).
+
+The checks that need the model (names, the default pose inside each joint's range) are in
+``envs/scenes/assemble.py``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from envs.robots.spec import EFFORT_SCALE, FILE_ACTUATORS, ActuatorGroup, HeldJoints, RobotSpec, WeldedJoints
+from rl_core.errors import UserError
+
+CONES = ("pyramidal", "elliptic")
+"""Allowed values of ``SimOverrides.cone``."""
+COLLISIONS = ("full", "feet")
+"""Allowed values of the collision model (``env.collisions``)."""
+
+
+def _fail(robot: RobotSpec, field: str, problem: str) -> UserError:
+    return UserError(f"robot spec '{robot.name}' field {field}: {problem}")
+
+
+def _number(robot: RobotSpec, field: str, value: Any, positive: bool = False, optional: bool = False) -> None:
+    if value is None and optional:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise _fail(robot, field, f"{value!r} is not a finite number")
+    if value < 0 or (positive and value == 0):
+        raise _fail(robot, field, f"{value!r} is {'not positive' if positive else 'negative'}; allowed: "
+                                  f"{'> 0' if positive else '>= 0'}")
+
+
+def check_collisions(robot: RobotSpec, collisions: str) -> None:
+    if collisions not in COLLISIONS:
+        raise UserError(f"config error: env.collisions {collisions!r} (robot '{robot.name}') is not one of: "
+                        f"{', '.join(COLLISIONS)}")
+
+
+def check_spec(robot: RobotSpec) -> None:
+    """Every value of ``robot`` that can be checked without its model; raises a one-line UserError."""
+    acts = robot.actuators
+    if isinstance(acts, str):
+        if acts != FILE_ACTUATORS:
+            raise _fail(robot, "actuators", f"{acts!r} is not allowed; allowed: {FILE_ACTUATORS!r} (keep the file's "
+                                            "position actuators) or a tuple of ActuatorGroup")
+    else:
+        if not acts:
+            raise _fail(robot, "actuators", f"no actuator group; allowed: {FILE_ACTUATORS!r} or a tuple of "
+                                            "ActuatorGroup")
+        for k, g in enumerate(acts):
+            if not isinstance(g, ActuatorGroup):
+                raise _fail(robot, f"actuators[{k}]", f"{g!r} is not an ActuatorGroup")
+            at = f"actuators[{k}] ({g.joints!r})"
+            for name in ("kp", "kd", "effort_limit"):
+                _number(robot, f"{at}.{name}", getattr(g, name), positive=name == "effort_limit")
+            for name in ("armature", "damping", "frictionloss"):
+                _number(robot, f"{at}.{name}", getattr(g, name), optional=True)
+            _number(robot, f"{at}.velocity_limit", g.velocity_limit, positive=True, optional=True)
+            if isinstance(g.action_scale, str):
+                if g.action_scale != EFFORT_SCALE:
+                    raise _fail(robot, f"{at}.action_scale", f"{g.action_scale!r} is not allowed; allowed: a number, "
+                                                             f"{EFFORT_SCALE!r} (0.25 x effort_limit / kp) or None")
+                if g.kp <= 0:
+                    raise _fail(robot, f"{at}.action_scale", f"{EFFORT_SCALE!r} needs kp > 0 (kp is {g.kp})")
+            else:
+                _number(robot, f"{at}.action_scale", g.action_scale, positive=True, optional=True)
+    _number(robot, "action_scale", robot.action_scale, positive=True)
+    _number(robot, "base_height", robot.base_height, positive=True)
+    for field, kind in (("held", HeldJoints), ("welded", WeldedJoints)):
+        for k, h in enumerate(getattr(robot, field)):
+            if not isinstance(h, kind):
+                raise _fail(robot, f"{field}[{k}]", f"{h!r} is not a {kind.__name__}")
+    sim = robot.sim
+    if sim.cone is not None and sim.cone not in CONES:
+        raise _fail(robot, "sim.cone", f"{sim.cone!r} is not allowed; allowed: {', '.join(CONES)} or None")
+    _number(robot, "sim.timestep", sim.timestep, positive=True, optional=True)
+    _number(robot, "sim.impratio", sim.impratio, positive=True, optional=True)
+    for name in ("iterations", "ls_iterations"):
+        value = getattr(sim, name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise _fail(robot, f"sim.{name}", f"{value!r} is not allowed; allowed: an integer >= 1 or None")
+
