@@ -4,6 +4,9 @@ Run it on two checkouts to show that a change left the quadruped's rollouts bit-
 thread, random actions; pushes and resets included):
 
     OMP_NUM_THREADS=1 PYTHONPATH=/path/to/checkout python tools/rollout_hash.py
+
+``--task`` hashes another locomotion task's default env instead (e.g. ``quadruped-rough``: terrain, height scan,
+curriculum and privileged critic), also native, one thread.
 """
 
 from __future__ import annotations
@@ -19,19 +22,29 @@ def main() -> None:
     parser.add_argument("--num-envs", type=int, default=16)
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--seed", type=int, default=3)
+    parser.add_argument("--task", default=None, help="a locomotion task's default env (default: quadruped, flat)")
     args = parser.parse_args()
     from envs.robots.quadruped import QUADRUPED
     from envs.tasks.locomotion import LocomotionEnv
     from envs.tasks.locomotion_config import LocomotionEnvConfig
 
-    env = LocomotionEnv(LocomotionEnvConfig(num_envs=args.num_envs, backend="native", physics_threads=1), QUADRUPED)
+    if args.task is None:
+        env = LocomotionEnv(LocomotionEnvConfig(num_envs=args.num_envs, backend="native", physics_threads=1), QUADRUPED)
+    else:
+        import dataclasses
+
+        from configs.catalog import get_task
+
+        spec = get_task(args.task)
+        cfg = dataclasses.replace(spec.default_config().env, num_envs=args.num_envs, backend="native", physics_threads=1)
+        env = spec.make_env(cfg, torch.device("cpu"))  # type: ignore[assignment]
     digest = hashlib.sha256(env.reset(seed=args.seed)["policy"].numpy().tobytes())
     g = torch.Generator().manual_seed(0)
     for _ in range(args.steps):
         obs, rew, term, trunc, _ = env.step(torch.randn(args.num_envs, env.action_spec.n, generator=g))
-        for x in (obs["policy"], rew, term, trunc):
+        for x in (*obs.values(), rew, term, trunc):
             digest.update(x.numpy().tobytes())
-    print(f"quadruped {args.num_envs} envs x {args.steps} steps, seed {args.seed}: {digest.hexdigest()}")
+    print(f"{args.task or 'quadruped'} {args.num_envs} envs x {args.steps} steps, seed {args.seed}: {digest.hexdigest()}")
 
 
 if __name__ == "__main__":

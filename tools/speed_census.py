@@ -1,0 +1,95 @@
+"""How many worlds of a locomotion task move at speeds no robot reaches, under random actions (no training).
+
+Steps ``--num-envs`` worlds of a task's default env with standard-normal actions (what the initial policy sends)
+for ``--steps`` control steps (optionally with a push every ``--push-s`` seconds) and reports, per step, how many
+worlds have any joint or base speed above each threshold, the largest speeds seen (base linear m/s, base angular
+rad/s, joints rad/s), the largest policy-observation magnitude, the worlds the task marked invalid, and the
+robot-derived bounds of ``envs/tasks/bounds.py``. docs/backends.md quotes it:
+
+    python -m tools.speed_census --task quadruped-rough --backend native --num-envs 1024 --steps 150
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import time
+
+import torch
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--task", default="quadruped-rough")
+    parser.add_argument("--backend", default="native", choices=["native", "mjx", "warp"])
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--num-envs", type=int, default=1024)
+    parser.add_argument("--steps", type=int, default=150)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--push-s", type=float, default=None, help="push interval (s); default: the task's")
+    parser.add_argument("--thresholds", type=float, nargs="+", default=[30.0, 100.0])
+    parser.add_argument("--json", default=None, help="also write the result here")
+    args = parser.parse_args()
+
+    from configs.catalog import get_task
+
+    spec = get_task(args.task)
+    env_cfg = spec.default_config().env
+    changes: dict = {"num_envs": args.num_envs, "backend": args.backend}
+    if args.push_s is not None:
+        changes["randomization"] = dataclasses.replace(env_cfg.randomization, push_interval_s=args.push_s)  # type: ignore[attr-defined]
+    env_cfg = dataclasses.replace(env_cfg, **changes)
+    t0 = time.perf_counter()
+    env = spec.make_env(env_cfg, torch.device(args.device))
+    obs = env.reset(seed=args.seed)
+    build_s = time.perf_counter() - t0
+    rb = env.robot  # type: ignore[attr-defined]
+    base = rb.base_dof_adr
+    joints = list(rb.joint_dof_adr)
+    g = torch.Generator(env.device).manual_seed(args.seed)
+    above = {t: [] for t in args.thresholds}
+    peak = {"base_lin": 0.0, "base_ang": 0.0, "joint": 0.0, "obs": float(obs["policy"].abs().max())}
+    invalid = 0
+    physics = env.physics  # type: ignore[attr-defined]
+    reads: list = []  # every readout of a step: the first is the state the step reached, before any reset
+    read = physics.read
+    physics.read = lambda: reads.append(read()) or reads[-1]  # eager task logic only (not a CUDA graph)
+    t0 = time.perf_counter()
+    for _ in range(args.steps):
+        a = torch.randn(env.num_envs, env.action_spec.n, generator=g, device=env.device)
+        reads.clear()
+        obs, _, _, _, info = env.step(a)
+        q = torch.nan_to_num(reads[0].qvel, nan=float("inf"))  # the speeds reached, before the task reset any world
+        lin = q[:, base:base + 3].norm(dim=1)
+        ang = q[:, base + 3:base + 6].norm(dim=1)
+        jv = q[:, joints].abs().amax(dim=1)
+        fastest = torch.stack([lin, ang, jv], 1).amax(1)
+        for t in args.thresholds:
+            above[t].append(int((fastest > t).sum()))
+        finite = torch.isfinite(fastest)
+        for key, v in (("base_lin", lin), ("base_ang", ang), ("joint", jv)):
+            if finite.any():
+                peak[key] = max(peak[key], float(v[finite].max()))
+        peak["obs"] = max(peak["obs"], float(obs["policy"].abs().max()))
+        invalid += int(info["invalid"].sum()) if "invalid" in info else 0
+    run_s = time.perf_counter() - t0
+    bounds = getattr(env, "bounds", None)
+    out = {
+        "task": args.task, "backend": args.backend, "device": str(env.device), "num_envs": env.num_envs,
+        "steps": args.steps, "seed": args.seed, "push_s": args.push_s,
+        "worlds_above": {str(t): {"max_per_step": max(v), "steps_with_any": sum(1 for x in v if x),
+                                  "world_steps": sum(v)} for t, v in above.items()},
+        "peak": {k: round(v, 3) for k, v in peak.items()},
+        "invalid_transitions": invalid,
+        "bounds": dataclasses.asdict(bounds) if bounds is not None else None,
+        "build_s": round(build_s, 1), "run_s": round(run_s, 1),
+    }
+    print(json.dumps(out, indent=1))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(out, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
