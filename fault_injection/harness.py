@@ -264,7 +264,10 @@ def nan_learning_run(run: Path, nan_after: int, reward: str = "nan") -> subproce
             "import train; sys.exit(train.main(sys.argv[1:]))")
     return subprocess.run([sys.executable, "-c", code, "--task", "NanCartPole-v0", "--num-envs", "4", "--max-iterations",
                            "100", "--run-dir", str(run), "--quiet", "runner.num_steps_per_env=16",
-                           "runner.save_interval=1"], capture_output=True, text=True, timeout=300, cwd=ROOT,
+                           "runner.save_interval=1",
+                           # a finite bad reward would be scaled down by the generic config's reward normalizer
+                           *([] if reward == "nan" else ["algorithm.normalize_rewards=false"])],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT,
                           env={**os.environ, NAN_AFTER_ENV: str(nan_after), BAD_REWARD_ENV: reward})
 
 

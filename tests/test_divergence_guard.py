@@ -119,8 +119,8 @@ def test_the_env_logs_exclude_diverged_worlds():
 def test_speed_bounds_follow_the_robot():
     q = build(QUADRUPED, "full")
     b = speed_bounds(q.model, q.joint_dof_adr, QUADRUPED.base_height, push_vel=0.0)
-    assert b.base_lin_vel == pytest.approx(10 * math.sqrt(9.81 * 0.30))  # Froude speed 10 on 0.30 m
-    assert b.base_ang_vel == pytest.approx(b.base_lin_vel / 0.30)
+    assert b.base_lin_vel == pytest.approx(5 * math.sqrt(9.81 * 0.30))  # Froude speed 5 on 0.30 m
+    assert b.base_ang_vel == pytest.approx(2 * b.base_lin_vel / 0.30)  # a cheetah's speed (10) over the height
     by_name = dict(zip(q.joint_names, b.joint_vel))
     # a calf (short lever) may spin faster than a thigh (the whole leg); every bound far above what it reaches
     assert by_name["FR_calf_joint"] > by_name["FR_thigh_joint"] > 60.0

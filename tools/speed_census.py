@@ -4,7 +4,9 @@ Steps ``--num-envs`` worlds of a task's default env with standard-normal actions
 for ``--steps`` control steps (optionally with a push every ``--push-s`` seconds) and reports, per step, how many
 worlds have any joint or base speed above each threshold, the largest speeds seen (base linear m/s, base angular
 rad/s, joints rad/s), the largest policy-observation magnitude, the worlds the task marked invalid, and the
-robot-derived bounds of ``envs/tasks/bounds.py``. docs/backends.md quotes it:
+robot-derived bounds of ``envs/tasks/bounds.py``. On MuJoCo Warp also the buffer use per world (the most contacts
+and constraint rows any world had, against ``nconmax`` / ``njmax``) and how many world-steps raised each overflow
+flag. docs/backends.md quotes it:
 
     python -m tools.speed_census --task quadruped-rough --backend native --num-envs 1024 --steps 150
 """
@@ -29,6 +31,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--push-s", type=float, default=None, help="push interval (s); default: the task's")
     parser.add_argument("--thresholds", type=float, nargs="+", default=[30.0, 100.0])
+    parser.add_argument("--solver-iterations", type=int, default=None, help="env.solver_iterations (default: the model's)")
+    parser.add_argument("--ls-iterations", type=int, default=None, help="env.ls_iterations (default: the model's)")
     parser.add_argument("--json", default=None, help="also write the result here")
     args = parser.parse_args()
 
@@ -36,7 +40,8 @@ def main() -> None:
 
     spec = get_task(args.task)
     env_cfg = spec.default_config().env
-    changes: dict = {"num_envs": args.num_envs, "backend": args.backend}
+    changes: dict = {"num_envs": args.num_envs, "backend": args.backend, "solver_iterations": args.solver_iterations,
+                     "ls_iterations": args.ls_iterations, "cuda_graph": False}  # read each step's state eagerly
     if args.push_s is not None:
         changes["randomization"] = dataclasses.replace(env_cfg.randomization, push_interval_s=args.push_s)  # type: ignore[attr-defined]
     env_cfg = dataclasses.replace(env_cfg, **changes)
@@ -55,11 +60,14 @@ def main() -> None:
     reads: list = []  # every readout of a step: the first is the state the step reached, before any reset
     read = physics.read
     physics.read = lambda: reads.append(read()) or reads[-1]  # eager task logic only (not a CUDA graph)
+    warp = _WarpBuffers(physics) if args.backend == "warp" else None
     t0 = time.perf_counter()
     for _ in range(args.steps):
         a = torch.randn(env.num_envs, env.action_spec.n, generator=g, device=env.device)
         reads.clear()
         obs, _, _, _, info = env.step(a)
+        if warp is not None:
+            warp.record()
         q = torch.nan_to_num(reads[0].qvel, nan=float("inf"))  # the speeds reached, before the task reset any world
         lin = q[:, base:base + 3].norm(dim=1)
         ang = q[:, base + 3:base + 6].norm(dim=1)
@@ -77,6 +85,7 @@ def main() -> None:
     bounds = getattr(env, "bounds", None)
     out = {
         "task": args.task, "backend": args.backend, "device": str(env.device), "num_envs": env.num_envs,
+        "solver_iterations": args.solver_iterations, "ls_iterations": args.ls_iterations,
         "steps": args.steps, "seed": args.seed, "push_s": args.push_s,
         "worlds_above": {str(t): {"max_per_step": max(v), "steps_with_any": sum(1 for x in v if x),
                                   "world_steps": sum(v)} for t, v in above.items()},
@@ -85,10 +94,50 @@ def main() -> None:
         "bounds": dataclasses.asdict(bounds) if bounds is not None else None,
         "build_s": round(build_s, 1), "run_s": round(run_s, 1),
     }
+    if warp is not None:
+        out["warp"] = warp.result()
     print(json.dumps(out, indent=1))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(out, f, indent=1)
+
+
+class _WarpBuffers:
+    """Per-world contact and constraint-row counts and overflow flags of a WarpPhysics after each step (the state
+    after the last substep: contacts of that substep)."""
+
+    def __init__(self, physics) -> None:
+        import warp as wp
+
+        from envs.physics.warp import import_warp
+
+        _, self.mjw = import_warp()
+        d = physics.d
+        self.physics, self.t = physics, wp.to_torch
+        self.nworld = physics.num_envs
+        self.nconmax = int(d.naconmax) // self.nworld if hasattr(d, "naconmax") else None
+        self.njmax = int(d.njmax)
+        self.max_contacts = 0
+        self.max_rows = 0
+        self.flags: dict[str, int] = {}
+
+    def record(self) -> None:
+        d, t = self.physics.d, self.t
+        nacon = int(t(d.nacon)[0])
+        worlds = t(d.contact.worldid)[:nacon].long()
+        if nacon:
+            self.max_contacts = max(self.max_contacts, int(torch.bincount(worlds, minlength=self.nworld).max()))
+        self.max_rows = max(self.max_rows, int(t(d.nefc).max()))
+        overflow = self.physics._overflow
+        for flag in self.mjw.OverflowType:
+            if flag.value and flag.name not in ("ALL",) and bin(flag.value).count("1") == 1:
+                n = int(((overflow & int(flag.value)) != 0).sum())
+                if n:
+                    self.flags[flag.name] = self.flags.get(flag.name, 0) + n
+
+    def result(self) -> dict:
+        return {"nconmax": self.nconmax, "njmax": self.njmax, "max_contacts_per_world": self.max_contacts,
+                "max_constraint_rows_per_world": self.max_rows, "overflow_world_steps": self.flags}
 
 
 if __name__ == "__main__":

@@ -3,18 +3,20 @@
 A legged robot's speeds are limited by its size. The bounds are derived from the compiled model, so any robot
 gets its own, and are far beyond what the robot can do:
 
-- base linear speed: ``FROUDE_SPEED * sqrt(g * h)``, with ``h`` the base's standing height (``RobotSpec.base_height``),
-  plus the largest push. ``v / sqrt(g h)`` is the dimensionless (Froude) speed of legged locomotion: walking stays
-  below about 0.7, a galloping cheetah reaches about 10 (30 m/s on 0.9 m legs). The built-in quadruped's bound is
-  18.2 m/s, the humanoid's 31.9 m/s; under random actions and pushes their bases stay below 2 and 3.4 m/s.
-- base angular speed: the linear bound over ``h``: a base spinning faster moves a point at one base height from
-  its centre faster than the linear bound (quadruped 57 rad/s, humanoid 32 rad/s; seen: 16 and 10 rad/s).
-- each joint: ``SWING_SPEED`` times the linear bound over the reach of the joint's subtree (the farthest point
-  of the bodies it moves, from its axis, in the model's reference pose): a joint spinning faster moves its foot
-  faster than three times the base's bound (a swinging foot moves at about twice the body's speed). A light foot
-  on a short lever gets a high bound (the humanoid's ankles, 552 rad/s: a healthy 100 rad/s spike at a foot
-  strike is within it), a long leg a lower one (the quadruped's hips 113 rad/s, calves 221 rad/s; seen: 22 and
-  30 rad/s).
+- base linear speed: ``BASE_FROUDE * sqrt(g * h)``, with ``h`` the base's standing height
+  (``RobotSpec.base_height``), plus the largest push. ``v / sqrt(g h)`` is the dimensionless (Froude) speed of
+  legged locomotion: walking stays below about 0.7, fast quadruped robots reach about 2.5-3, a galloping cheetah
+  about 10 (30 m/s on 0.9 m legs). With the default 1 m/s pushes the built-in quadruped's bound is 10.0 m/s, the
+  humanoid's 16.8 m/s; under random actions and a push every second their bases stay below 2.0 and 3.4 m/s
+  (``tools/speed_census.py``).
+- base angular speed: ``CHEETAH_FROUDE * sqrt(g * h)`` over ``h``: a base spinning faster moves a point at one
+  base height from its centre faster than a cheetah runs (quadruped 57 rad/s, humanoid 32 rad/s; seen: 16 and
+  10 rad/s: a tumble is fast).
+- each joint: ``SWING_SPEED * CHEETAH_FROUDE * sqrt(g * h)`` over the reach of the joint's subtree (the farthest
+  point of the bodies it moves, from its axis, in the model's reference pose): a joint spinning faster moves its
+  foot faster than three times a cheetah's speed. A light foot on a short lever gets a high bound (the humanoid's
+  ankles, 552 rad/s: a healthy 100 rad/s spike at a foot strike is within it), a long leg a lower one (the
+  quadruped's hips 113 rad/s, calves 221 rad/s; seen: 22 and 30 rad/s).
 
 Every bound is multiplied by ``margin`` (a config value; 1 by default). ``MAX_SANE_QVEL`` (1e3) still applies
 to every generalized velocity. The observation bound of each column follows from these (``observation_bound``).
@@ -28,8 +30,10 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-FROUDE_SPEED = 10.0
-"""The largest dimensionless speed ``v / sqrt(g h)`` of the base: a galloping cheetah's."""
+BASE_FROUDE = 5.0
+"""The largest dimensionless speed ``v / sqrt(g h)`` of the base: about twice what fast legged robots reach."""
+CHEETAH_FROUDE = 10.0
+"""A galloping cheetah's dimensionless speed: the reference of the angular and joint bounds."""
 SWING_SPEED = 3.0
 """How much faster than the base's bound a foot may move relative to the base (joint bounds)."""
 GRAVITY = 9.81
@@ -40,12 +44,12 @@ class SpeedBounds:
     """The speeds beyond which a world of this robot has diverged (world frame norms; joints in policy order)."""
 
     base_lin_vel: float
-    """Base linear speed bound (m/s): FROUDE_SPEED x sqrt(g x base height) + the largest push, x margin."""
+    """Base linear speed bound (m/s): BASE_FROUDE x sqrt(g x base height) + the largest push, x margin."""
     base_ang_vel: float
-    """Base angular speed bound (rad/s): the linear bound (without the push) over the base height, x margin."""
+    """Base angular speed bound (rad/s): CHEETAH_FROUDE x sqrt(g x base height) over the base height, x margin."""
     joint_vel: tuple[float, ...]
-    """Per actuated joint (rad/s, or m/s for a slide): SWING_SPEED x the linear bound over the reach of its
-    subtree (a slide: SWING_SPEED x the linear bound), x margin."""
+    """Per actuated joint (rad/s, or m/s for a slide): SWING_SPEED x CHEETAH_FROUDE x sqrt(g x base height) over
+    the reach of its subtree (a slide: not divided), x margin."""
 
 
 def joint_reach(model: mujoco.MjModel, dof_adr: tuple[int, ...]) -> np.ndarray:
@@ -78,9 +82,10 @@ def _descends(model: mujoco.MjModel, body: int, ancestor: int) -> bool:
 def speed_bounds(model: mujoco.MjModel, joint_dof_adr: tuple[int, ...], base_height: float, push_vel: float,
                  margin: float = 1.0) -> SpeedBounds:
     """The bounds of the robot in ``model`` (see the module docstring)."""
-    lin = FROUDE_SPEED * math.sqrt(GRAVITY * base_height)
+    unit = math.sqrt(GRAVITY * base_height)
+    fast = CHEETAH_FROUDE * unit
     reach = joint_reach(model, joint_dof_adr)
     hinge = [int(model.jnt_type[model.dof_jntid[d]]) == int(mujoco.mjtJoint.mjJNT_HINGE) for d in joint_dof_adr]
-    joints = tuple(margin * SWING_SPEED * (lin / max(r, 1e-3) if h else lin) for r, h in zip(reach, hinge))
-    return SpeedBounds(base_lin_vel=margin * (lin + push_vel), base_ang_vel=margin * lin / base_height,
+    joints = tuple(margin * SWING_SPEED * (fast / max(r, 1e-3) if h else fast) for r, h in zip(reach, hinge))
+    return SpeedBounds(base_lin_vel=margin * (BASE_FROUDE * unit + push_vel), base_ang_vel=margin * fast / base_height,
                        joint_vel=joints)
