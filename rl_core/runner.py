@@ -170,8 +170,8 @@ class OnPolicyRunner:
                 final_critic = final_obs["critic"] if policy.asymmetric else final_obs["policy"]
                 # With memory: the final observation continues the finished episode, so it is read in the state
                 # after this step (before the reset below).
-                final_critic, final_bad = self._finite_obs({"c": final_critic})
-                final_values = policy.value_with_state(policy.critic_obs_normalizer(final_critic["c"]), next_hidden)
+                finite_final, final_bad = self._finite_obs({"c": final_critic})
+                final_values = policy.value_with_state(policy.critic_obs_normalizer(finite_final["c"]), next_hidden)
                 final_bad = (final_bad | ~torch.isfinite(final_values)) & truncated
                 bad = bad | final_bad
                 final_values = torch.where(final_bad, torch.zeros_like(final_values), final_values)

@@ -75,3 +75,30 @@ def test_rough_scene_on_warp_stays_within_bounds_and_matches_native():
 @pytest.mark.slow
 def test_rough_scene_on_warp_at_64_worlds_for_300_steps():
     _check(64, 300)
+
+
+@pytest.mark.warp
+def test_warp_reports_a_world_with_a_contact_of_impossible_depth():
+    """The saved world of tools/warp_hfield_repro.py: mujoco_warp puts its foot 1.85 m inside the heightfield in
+    the 4th substep (MuJoCo C: 0.021 m); the backend reports it unstable (the task resets it), not its twin."""
+    pytest.importorskip("mujoco_warp")
+    import json
+
+    from envs.physics.warp import MAX_CONTACT_DEPTH, WarpPhysics
+    from envs.tasks.locomotion import RANDOMIZED_FIELDS
+    from tools.warp_hfield_repro import STATE, scene
+
+    saved = json.loads(STATE.read_text())
+    physics = WarpPhysics(scene(), 2, 4, RANDOMIZED_FIELDS)
+    both = torch.ones(2, dtype=torch.bool)
+    physics.set_model_fields(both, {k: torch.tensor(v).expand(2, *torch.tensor(v).shape)
+                                    for k, v in saved["fields"].items()})
+    qpos = torch.tensor(saved["state"]["qpos"]).expand(2, -1).clone()
+    qpos[1, 2] += 1.0  # the twin starts 1 m higher: in the air, no contact
+    qvel = torch.tensor(saved["state"]["qvel"]).expand(2, -1).clone()
+    physics.reset(both, qpos, qvel)
+    physics._state["qacc_warmstart"].copy_(torch.tensor(saved["state"]["qacc_warmstart"]).expand(2, -1))
+    physics.step(torch.tensor(saved["ctrl"]).expand(2, -1))
+    r = physics.read()
+    assert r.unstable.tolist() == [True, False]
+    assert physics._contact_dist[: int(physics._nacon[0])].min() < -MAX_CONTACT_DEPTH

@@ -36,7 +36,8 @@ def main() -> None:
         from configs.catalog import get_task
 
         spec = get_task(args.task)
-        cfg = dataclasses.replace(spec.default_config().env, num_envs=args.num_envs, backend="native", physics_threads=1)
+        cfg = dataclasses.replace(spec.default_config().env, num_envs=args.num_envs, backend="native",  # type: ignore[call-arg]
+                                  physics_threads=1)
         env = spec.make_env(cfg, torch.device("cpu"))  # type: ignore[assignment]
     digest = hashlib.sha256(env.reset(seed=args.seed)["policy"].numpy().tobytes())
     g = torch.Generator().manual_seed(0)

@@ -53,13 +53,18 @@ def main() -> None:
     base = rb.base_dof_adr
     joints = list(rb.joint_dof_adr)
     g = torch.Generator(env.device).manual_seed(args.seed)
-    above = {t: [] for t in args.thresholds}
+    above: dict[float, list[int]] = {t: [] for t in args.thresholds}
     peak = {"base_lin": 0.0, "base_ang": 0.0, "joint": 0.0, "obs": float(obs["policy"].abs().max())}
     invalid = 0
     physics = env.physics  # type: ignore[attr-defined]
     reads: list = []  # every readout of a step: the first is the state the step reached, before any reset
     read = physics.read
-    physics.read = lambda: reads.append(read()) or reads[-1]  # eager task logic only (not a CUDA graph)
+
+    def recording_read():  # eager task logic only (not a CUDA graph)
+        reads.append(read())
+        return reads[-1]
+
+    physics.read = recording_read
     warp = _WarpBuffers(physics) if args.backend == "warp" else None
     t0 = time.perf_counter()
     for _ in range(args.steps):
