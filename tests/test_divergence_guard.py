@@ -182,3 +182,25 @@ def test_a_world_beyond_the_speed_bounds_diverged_even_with_its_observation_in_b
     qvel[4, env.robot.joint_dof_adr[calf]] = 0.9 * b.joint_vel[calf]
     qvel[5, env.robot.joint_dof_adr[calf]] = -1.1 * b.joint_vel[calf]
     assert env._beyond_bounds(qvel).tolist() == [False, False, True, True, False, True]
+
+
+def test_no_robot_starts_inside_the_terrain():
+    """The spawn height on generated terrain (computed on the host, the same for every backend): after a reset no
+    world has a contact (docs/backends.md, issue 30)."""
+    import mujoco
+
+    from configs.catalog import get_task
+
+    spec = get_task("quadruped-rough")
+    cfg = dataclasses.replace(spec.default_config().env, num_envs=256, backend="native")
+    env = spec.make_env(cfg, torch.device("cpu"))
+    env.reset(seed=0)
+    qpos = env.physics.read().qpos.double().numpy()
+    data = mujoco.MjData(env.model)
+    touching = 0
+    for q in qpos:
+        data.qpos[:] = q
+        data.qvel[:] = 0.0
+        mujoco.mj_forward(env.model, data)
+        touching += data.ncon > 0
+    assert touching == 0
