@@ -114,7 +114,7 @@ class OnPolicyRunner:
         out = {}
         for k, v in obs.items():
             if v.is_floating_point():
-                row_bad = ~torch.isfinite(v).flatten(1).all(1)
+                row_bad = ~torch.isfinite(v).flatten(1).all(dim=1)
                 bad = row_bad if bad is None else bad | row_bad
                 v = torch.nan_to_num(v, nan=0.0, posinf=0.0, neginf=0.0)
             out[k] = v

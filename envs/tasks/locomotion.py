@@ -240,7 +240,7 @@ class LocomotionEnv:
         b = self.bounds
         lin = qvel[:, self._base_linvel].norm(dim=1) > b.base_lin_vel
         ang = qvel[:, self._base_angvel].norm(dim=1) > b.base_ang_vel
-        return lin | ang | (qvel[:, self._joint_dof].abs() > self._joint_bound).any(1)
+        return lin | ang | (qvel[:, self._joint_dof].abs() > self._joint_bound).any(dim=1)
 
     def _needed(self, mask: torch.Tensor) -> bool:
         """Whether masked work must run: on the CPU skip an empty mask (reading it is free); on a GPU always run
@@ -311,11 +311,11 @@ class LocomotionEnv:
                 obs[:, -self.ground.scan_points.shape[0]:].clamp_(-c, c)
         if self._policy_columns is not None:  # env.policy_exclude: the policy sees the other terms
             obs = obs.index_select(1, self._policy_columns)
-        bad = ~(exact.abs() <= self._obs_bound).all(1) | ~torch.isfinite(obs).all(1)  # NaN fails the <=
+        bad = ~(exact.abs() <= self._obs_bound).all(dim=1) | ~torch.isfinite(obs).all(dim=1)  # NaN fails the <=
         out = {"policy": torch.nan_to_num(obs, nan=0.0, posinf=0.0, neginf=0.0)}
         if self.separate_critic:
             critic = torch.cat([exact, own(self.privileged)], dim=1) if cfg.privileged_critic else exact
-            bad = bad | ~torch.isfinite(critic).all(1)
+            bad = bad | ~torch.isfinite(critic).all(dim=1)
             out["critic"] = torch.nan_to_num(critic, nan=0.0, posinf=0.0, neginf=0.0)
         return out, bad
 
