@@ -82,13 +82,11 @@ def test_warp_reports_a_world_with_a_contact_of_impossible_depth():
     """The saved world of tools/warp_hfield_repro.py: mujoco_warp puts its foot 1.85 m inside the heightfield in
     the 4th substep (MuJoCo C: 0.021 m); the backend reports it unstable (the task resets it), not its twin."""
     pytest.importorskip("mujoco_warp")
-    import json
-
     from envs.physics.warp import MAX_CONTACT_DEPTH, WarpPhysics
     from envs.tasks.locomotion import RANDOMIZED_FIELDS
-    from tools.warp_hfield_repro import STATE, scene
+    from fault_injection.warp_hfield import load_state, scene
 
-    saved = json.loads(STATE.read_text())
+    saved = load_state()
     physics = WarpPhysics(scene(), 2, 4, RANDOMIZED_FIELDS)
     both = torch.ones(2, dtype=torch.bool)
     physics.set_model_fields(both, {k: torch.tensor(v).expand(2, *torch.tensor(v).shape)

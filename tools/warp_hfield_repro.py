@@ -6,32 +6,18 @@ push every second) got a foot-heightfield contact 1.85 m deep and was thrown off
 that one world into MuJoCo C and into MuJoCo Warp (one world) and steps both substep by substep, printing the
 deepest contact (its geoms and depth) and the largest speed after each:
 
-    python -m tools.warp_hfield_repro            [--device cpu|cuda]  [--state tools/warp_hfield_state.json]
+    python -m tools.warp_hfield_repro            [--device cpu|cuda]  [--state fault_injection/warp_hfield_state.json]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 import mujoco
 import numpy as np
 
-STATE = Path(__file__).with_name("warp_hfield_state.json")
-
-
-def scene() -> mujoco.MjModel:
-    """quadruped-rough's compiled scene (the generated terrain is deterministic)."""
-    from configs.catalog import get_task
-    from configs.quadruped import ROUGH_QUADRUPED
-    from envs.scenes.assemble import build
-    from envs.terrain.generator import generate
-
-    cfg = get_task("quadruped-rough").default_config().env
-    return build(ROUGH_QUADRUPED, cfg.collisions, cfg.solver_iterations, cfg.ls_iterations,  # type: ignore[attr-defined]
-                 generate(cfg.terrain)).model  # type: ignore[attr-defined]
-
+from fault_injection.warp_hfield import STATE, load_state, scene
 
 def deepest(model: mujoco.MjModel, geoms: np.ndarray, dist: np.ndarray) -> str:
     if dist.size == 0:
@@ -46,7 +32,7 @@ def main() -> None:
     p.add_argument("--state", type=Path, default=STATE)
     p.add_argument("--device", default="cpu", help="Warp device (cpu or cuda)")
     args = p.parse_args()
-    saved = json.loads(args.state.read_text())
+    saved = load_state(args.state)
     model = scene()
     for name, value in saved["fields"].items():  # the world's randomized friction, masses and gains
         getattr(model, name)[:] = np.asarray(value).reshape(getattr(model, name).shape)

@@ -385,11 +385,13 @@ class LocomotionEnv:
         keep = (~mask).unsqueeze(1)
         self.episode_length = self.episode_length * ~mask
         self.last_actions = self.last_actions * keep
-        self.last_joint_vel = self.last_joint_vel * keep
+        # values read from a diverged state can be NaN, and NaN * 0 is NaN: a reset world would carry it into its
+        # next episode (a NaN reward; success never reached again)
+        self.last_joint_vel = torch.nan_to_num(self.last_joint_vel) * keep
         self.air_time = self.air_time * keep
         self.contact_time = self.contact_time * keep
         self.last_contacts = self.last_contacts & keep
-        self.max_travelled = self.max_travelled * ~mask
+        self.max_travelled = torch.nan_to_num(self.max_travelled) * ~mask
 
     # ----------------------------------------------------------------------------------- VecEnv API
     def reset(self, seed: int | None = None) -> Obs:
