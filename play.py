@@ -297,10 +297,12 @@ def report(metrics: dict[str, Any]) -> None:
     if sim is not None:
         print(f"  {'':26s} {'play (training sim)':>20s} {'sim2sim':>12s}")
     for name, value in metrics.items():
-        if isinstance(value, (int, float)) and name != "iteration":
+        if isinstance(value, (int, float)) and name not in ("iteration", "diverged_episodes"):
             other = sim.get(name) if sim else None
             right = f" {other:12.4f}" if isinstance(other, (int, float)) else ""
             print(f"  {name:26s} {value:20.4f}{right}")
+    if "diverged_episodes" in metrics:
+        print(f"  diverged episodes: {metrics['diverged_episodes']} (left out of every metric above: no success, no fall)")
     terrain = metrics.get("terrain") or (sim or {}).get("terrain")
     if terrain is not None:
         rates = [m["terrain"]["success_rate"] for m in (metrics, sim or {}) if m.get("terrain")]

@@ -31,6 +31,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 NAN_AFTER_ENV = "LEGGED_MJX_NAN_AFTER"
 """Environment variable: the step count after which NanRewardCartPole's rewards are NaN."""
+BAD_REWARD_ENV = "LEGGED_MJX_BAD_REWARD"
+"""Environment variable: the reward NanRewardCartPole gives after that step (default nan; 1e30 is finite but
+overflows the losses)."""
 
 # --------------------------------------------------------------------------------------------- CLI cases
 # (script, argv, what the one-line error must contain). "{ckpt}" is a valid CartPole checkpoint.
@@ -232,12 +235,14 @@ def try_checkpoint(path: Path, good_checksum: str, workdir: Path, marker: Path) 
 
 # ------------------------------------------------------------------------------------ process faults
 class NanRewardCartPole:
-    """CartPole whose rewards turn NaN after ``$LEGGED_MJX_NAN_AFTER`` steps (registered in a child process)."""
+    """CartPole whose rewards turn NaN (or ``$LEGGED_MJX_BAD_REWARD``) after ``$LEGGED_MJX_NAN_AFTER`` steps
+    (registered in a child process)."""
 
     def __new__(cls, **kwargs):
         import gymnasium as gym
 
         after = int(os.environ.get(NAN_AFTER_ENV, "200"))
+        bad = float(os.environ.get(BAD_REWARD_ENV, "nan"))
 
         class Wrapper(gym.Wrapper):
             steps = 0
@@ -245,7 +250,7 @@ class NanRewardCartPole:
             def step(self, action):
                 obs, rew, term, trunc, info = self.env.step(action)
                 Wrapper.steps += 1
-                return obs, float("nan") if Wrapper.steps > after else rew, term, trunc, info
+                return obs, bad if Wrapper.steps > after else rew, term, trunc, info
 
         return Wrapper(gym.make("CartPole-v1", **kwargs).unwrapped)
 
@@ -280,12 +285,17 @@ TEST_TASKS = ("import sys, gymnasium; "
 """``python -c TEST_TASKS ARGS``: train.py with the harness's own Gymnasium ids registered."""
 
 
-def nan_learning_run(run: Path, nan_after: int) -> subprocess.CompletedProcess:
-    """train.py on NanRewardCartPole (4 envs x 16 steps, a save every iteration) in a child process."""
+def nan_learning_run(run: Path, nan_after: int, reward: str = "nan") -> subprocess.CompletedProcess:
+    """train.py on NanRewardCartPole (4 envs x 16 steps, a save every iteration) in a child process; ``reward``:
+    what the rewards become after ``nan_after`` steps (nan: masked by the learner, the run stops on the sustained
+    diverged share; 1e30: finite, the losses overflow)."""
     return subprocess.run([sys.executable, "-c", TEST_TASKS, "--task", "NanCartPole-v0", "--num-envs", "4", "--max-iterations",
                            "100", "--run-dir", str(run), "--quiet", "runner.num_steps_per_env=16",
-                           "runner.save_interval=1"], capture_output=True, text=True, timeout=300, cwd=ROOT,
-                          env={**os.environ, NAN_AFTER_ENV: str(nan_after)})
+                           "runner.save_interval=1",
+                           # a finite bad reward would be scaled down by the generic config's reward normalizer
+                           *([] if reward == "nan" else ["algorithm.normalize_rewards=false"])],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT,
+                          env={**os.environ, NAN_AFTER_ENV: str(nan_after), BAD_REWARD_ENV: reward})
 
 
 _EXEC_WITH_SIGINT = ("import os, signal, sys; "

@@ -227,6 +227,12 @@ class RunnerConfig:
     <run folder>/wandb; WANDB_MODE=offline works without an account, `wandb sync` uploads later), or both."""
     wandb_project: str = "legged-mjx"
     """W&B project of the run (logger wandb or both)."""
+    divergence_limit: float = 0.01
+    """Stop the run (one line naming the usual causes and the last good checkpoint, saved first if none was) when
+    the share of invalid transitions (diverged physics; non-finite observations, rewards or values: reset and not
+    learned from) averaged over the last divergence_window iterations exceeds this; 1 never stops."""
+    divergence_window: int = 10
+    """Iterations over which the diverged share is averaged for divergence_limit."""
 
     def __post_init__(self) -> None:
         check_types(self, "runner.")
@@ -240,6 +246,9 @@ class RunnerConfig:
         require(self.save_interval >= 1, "runner.save_interval", self.save_interval, "an integer >= 1")
         require(self.torch_threads >= 0, "runner.torch_threads", self.torch_threads, "an integer >= 0")
         require(self.log_window >= 1, "runner.log_window", self.log_window, "an integer >= 1")
+        require(0 <= self.divergence_limit <= 1, "runner.divergence_limit", self.divergence_limit,
+                "a share in [0, 1] (1: never stop)")
+        require(self.divergence_window >= 1, "runner.divergence_window", self.divergence_window, "an integer >= 1")
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,10 @@ rather than by the time limit. Recurrent policies carry their actor state across
 ``info["episode_stats"]`` (name -> ``[N]``, the value of each episode that ends at that step, NaN elsewhere: a
 locomotion task's ``success``) are kept with the episode that ended; each is averaged over the chosen episodes
 that have a value (an episode whose value is NaN does not count for that name).
+
+An episode in which a step was invalid (``info["invalid"]``: diverged physics, reset by the env) or gave a
+non-finite reward diverged: it is counted apart (``diverged_episodes``) and enters none of the metrics (it is no
+success and no fall); ``episodes`` counts the others.
 """
 
 from __future__ import annotations
@@ -39,7 +43,8 @@ def evaluate(policy: ActorCritic, env: VecEnv, episodes: int, seed: int, max_ste
     sums: dict[str, torch.Tensor] = {"return": torch.zeros(N, device=device)}
     ep_len = torch.zeros(N, device=device)
     finished = torch.zeros(N, dtype=torch.long, device=device)
-    records: list[tuple[int, int, dict[str, float]]] = []  # (round, env, values)
+    diverged = torch.zeros(N, dtype=torch.bool, device=device)  # the running episode had an invalid step
+    records: list[tuple[int, int, dict[str, float] | None]] = []  # (round, env, values; None: diverged)
     bins = _BinnedMetrics(env.breakdown_edges if isinstance(env, CommandBreakdown) else {}, device)
     state = policy.init_actor_hidden(N, device) if policy.is_recurrent else None
     for t in range(max_steps):
@@ -50,7 +55,11 @@ def evaluate(policy: ActorCritic, env: VecEnv, episodes: int, seed: int, max_ste
         obs, rew, term, trunc, info = env.step(actions.squeeze(-1).long() if env.action_spec.discrete else actions)
         if on_step is not None:
             on_step(t)
-        sums["return"] += rew.to(device)
+        rew = rew.to(device)
+        diverged |= ~torch.isfinite(rew)
+        if "invalid" in info:
+            diverged |= info["invalid"].to(device)
+        sums["return"] += rew
         for name, value in info.get("metrics", {}).items():
             sums.setdefault(name, torch.zeros(N, device=device))
             sums[name] += value.to(device)
@@ -62,7 +71,9 @@ def evaluate(policy: ActorCritic, env: VecEnv, episodes: int, seed: int, max_ste
         if bool(done.any()):  # evaluation is not the training hot loop: a sync per step is fine here
             stats = {_STAT + k: v.reshape(-1).tolist() for k, v in info.get("episode_stats", {}).items()}
             for i in done.nonzero().flatten().tolist():
-                if finished[i] < quota:
+                if finished[i] < quota and bool(diverged[i]):
+                    records.append((int(finished[i]), i, None))
+                elif finished[i] < quota:
                     values = {k: (v[i] if k == "return" else v[i] / ep_len[i]).item() for k, v in sums.items()}
                     values.update(length=ep_len[i].item(), fell=float(term[i]))
                     values.update({k: v[i] for k, v in stats.items() if not math.isnan(v[i])})
@@ -71,12 +82,14 @@ def evaluate(policy: ActorCritic, env: VecEnv, episodes: int, seed: int, max_ste
             for v in sums.values():
                 v.masked_fill_(done, 0.0)
             ep_len.masked_fill_(done, 0.0)
+            diverged.masked_fill_(done, False)
             if bool((finished >= quota).all()):
                 break
     records.sort(key=lambda r: (r[0], r[1]))
-    chosen = [r[2] for r in records[:episodes]]
+    picked = [r[2] for r in records[:episodes]]
+    chosen = [r for r in picked if r is not None]
     n = max(1, len(chosen))
-    out: dict[str, Any] = {"episodes": len(chosen),
+    out: dict[str, Any] = {"episodes": len(chosen), "diverged_episodes": len(picked) - len(chosen),
            "mean_episode_return": sum(r["return"] for r in chosen) / n,
            "mean_episode_length": sum(r["length"] for r in chosen) / n,
            "fall_rate": sum(r["fell"] for r in chosen) / n}

@@ -14,6 +14,7 @@ def compute_gae(
     last_values: torch.Tensor,
     gamma: float,
     lam: float,
+    invalid: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Advantages and returns for a rollout.
 
@@ -24,6 +25,9 @@ def compute_gae(
     Terminated: no bootstrap. Truncated: bootstrap from ``final_values`` (the state before the reset), never
     from the reset observation. Either flag stops the advantage from flowing across the episode boundary.
     A step that is both terminated and truncated counts as terminated.
+
+    ``invalid`` ``[T, N]`` bool (optional): transitions not learned from (diverged physics, non-finite values);
+    no advantage flows from them into the step before, which bootstraps from ``values[t]`` as after a truncation.
     """
     T = rewards.shape[0]
     advantages = torch.empty_like(rewards)
@@ -37,4 +41,6 @@ def compute_gae(
         running = delta + gamma * lam * not_done.to(rewards.dtype) * running
         advantages[t] = running
         next_values = values[t]
+        if invalid is not None:
+            running = torch.where(invalid[t], torch.zeros_like(running), running)
     return advantages, advantages + values

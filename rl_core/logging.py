@@ -48,6 +48,8 @@ class Logger:
         episode += "".join(f" {k.split('/', 1)[1]} {v:.2f}" for k, v in s.items()
                            if k.startswith("Episode/") and k not in _EPISODE_KEYS)
         episode += headline(s)
+        if "Train/diverged_share" in s:  # transitions reset and not learned from (runner.divergence_limit)
+            episode += f" div {s['Train/diverged_share']:.2%}"
         line = (
             f"it {iteration:5d}/{self.total} | steps {env_steps:>10,d} | {s['Perf/samples_per_s']:9,.0f} sps "
             f"(collect {s['Perf/collection_time_s']:.2f}s learn {s['Perf/learning_time_s']:.2f}s) | {episode} | "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 import time
 from collections import deque
@@ -88,6 +89,14 @@ class OnPolicyRunner:
         self._ret_buf = torch.zeros(T, N, device=self.device)
         self._len_buf = torch.zeros(T, N, device=self.device)
         self._invalid_count = torch.zeros((), device=self.device)
+        # Last line of defence against a broken env (any env, Gym tasks too): a transition with a non-finite
+        # observation, reward or value is not learned from (weight 0) and its episode is left out of the logged
+        # episode statistics. ``_obs_bad``: the observation the next step starts from was not finite.
+        self._obs_bad = torch.zeros(N, dtype=torch.bool, device=self.device)
+        self._ep_invalid = torch.zeros(N, dtype=torch.bool, device=self.device)
+        self._ep_invalid_buf = torch.zeros(T, N, dtype=torch.bool, device=self.device)
+        self.recent_diverged: deque[float] = deque(maxlen=rc.divergence_window)
+        """The share of invalid transitions of each of the last iterations (``runner.divergence_limit``)."""
         self._zeros = torch.zeros(N, device=self.device)  # distillation stores no log-probabilities or values
         # The env's own per-episode values (info["episode_stats"]), NaN where none ended: [T, N] per name.
         self._stat_bufs: dict[str, torch.Tensor] = {}
@@ -99,6 +108,21 @@ class OnPolicyRunner:
     # ------------------------------------------------------------------------------------ rollout
     def _to_device(self, obs: Obs) -> Obs:
         return {k: v.to(self.device, non_blocking=True) for k, v in obs.items()}
+
+    @staticmethod
+    def _finite_obs(obs: Obs) -> tuple[Obs, torch.Tensor]:
+        """``obs`` with non-finite values replaced by 0, and ``[N]`` bool: the env's observation had one (on the
+        device, no host sync). Integer (pixel) observations are always finite."""
+        bad: torch.Tensor | None = None
+        out = {}
+        for k, v in obs.items():
+            if v.is_floating_point():
+                row_bad = ~torch.isfinite(v).flatten(1).all(dim=1)
+                bad = row_bad if bad is None else bad | row_bad
+                v = torch.nan_to_num(v, nan=0.0, posinf=0.0, neginf=0.0)
+            out[k] = v
+        first = next(iter(obs.values()))
+        return out, bad if bad is not None else torch.zeros(first.shape[0], dtype=torch.bool, device=first.device)
 
     @torch.inference_mode()
     def collect(self) -> dict[str, torch.Tensor]:
@@ -134,8 +158,13 @@ class OnPolicyRunner:
 
             next_obs, rewards, terminated, truncated, info = self.env.step(
                 actions.squeeze(-1).long() if discrete else head.env_action(actions))  # type: ignore[operator]  # Gaussian heads only
-            next_obs = self._to_device(next_obs)
+            next_obs, next_bad = self._finite_obs(self._to_device(next_obs))
             rewards, terminated, truncated = (x.to(self.device) for x in (rewards, terminated, truncated))
+            # the transition is not learned from if it started or ended in a non-finite observation, or if its
+            # reward or value is not finite (the env's own verdict, info["invalid"], is added below)
+            bad = next_bad | self._obs_bad | ~torch.isfinite(rewards) | ~torch.isfinite(values)
+            rewards = torch.where(torch.isfinite(rewards), rewards, torch.zeros_like(rewards))
+            values = torch.where(torch.isfinite(values), values, torch.zeros_like(values))
 
             final_values = None
             final_obs = info.get("final_obs")
@@ -144,25 +173,31 @@ class OnPolicyRunner:
                 final_critic = final_obs["critic"] if policy.asymmetric else final_obs["policy"]
                 # With memory: the final observation continues the finished episode, so it is read in the state
                 # after this step (before the reset below).
-                final_values = policy.value_with_state(policy.critic_obs_normalizer(final_critic), next_hidden)
+                finite_final, final_bad = self._finite_obs({"c": final_critic})
+                final_values = policy.value_with_state(policy.critic_obs_normalizer(finite_final["c"]), next_hidden)
+                final_bad = (final_bad | ~torch.isfinite(final_values)) & truncated
+                bad = bad | final_bad
+                final_values = torch.where(final_bad, torch.zeros_like(final_values), final_values)
 
+            env_invalid = info.get("invalid")  # e.g. diverged physics: reset by the env, not learned from
+            invalid = bad if env_invalid is None else bad | env_invalid.to(self.device)
+            self._obs_bad = next_bad
             done = terminated | truncated
             self.ep_return += rewards
             self.ep_length += 1
+            self._ep_invalid |= invalid
             self._done_buf[t] = done
             self._ret_buf[t] = self.ep_return
             self._len_buf[t] = self.ep_length
+            self._ep_invalid_buf[t] = self._ep_invalid
             self.ep_return.masked_fill_(done, 0.0)
             self.ep_length.masked_fill_(done, 0.0)
+            self._ep_invalid.masked_fill_(done, False)
             for k, v in info.get("log", {}).items():
                 log_sums[k] = log_sums[k] + v if k in log_sums else v.clone()
-            for k, v in info.get("episode_stats", {}).items():
-                self._episode_stat_buffer(k)[t] = v.to(self.device)
-
-            invalid = info.get("invalid")  # e.g. diverged physics: counted, reset by the env, not learned from
-            if invalid is not None:
-                invalid = invalid.to(self.device)
-                self._invalid_count += invalid.sum()
+            for k, v in info.get("episode_stats", {}).items():  # an episode with an invalid step has none
+                v = v.to(self.device)
+                self._episode_stat_buffer(k)[t] = torch.where(self._ep_invalid_buf[t], torch.full_like(v, math.nan), v)
             learn_rewards = self.reward_normalizer(rewards, done) if self.reward_normalizer is not None else rewards
             storage.add(obs_n, critic_n if policy.asymmetric else None, actions, log_probs, params, values,
                         learn_rewards, terminated, truncated, final_values, invalid, hidden, labels)
@@ -174,7 +209,9 @@ class OnPolicyRunner:
         if distill is None:
             critic_last = obs["critic"] if policy.asymmetric else obs["policy"]
             last_values = policy.value_with_state(policy.critic_obs_normalizer(critic_last), hidden)
+            last_values = torch.where(self._obs_bad, torch.full_like(last_values, math.nan), last_values)
             storage.compute_returns(last_values, self.cfg.algorithm.gamma, self.cfg.algorithm.lam)
+        self._invalid_count = (storage.weights == 0).sum().float()  # with the value targets GAE refused
         self.obs, self.hidden = obs, hidden
         return {k: v / storage.T for k, v in log_sums.items()}
 
@@ -197,7 +234,7 @@ class OnPolicyRunner:
         self.stopped_by = 0
         saved_at = self.iteration  # nothing new to save before the first iteration of this call
         if self.obs is None:
-            self.obs = self._to_device(self.env.reset(seed=self._reset_seed))
+            self.obs, self._obs_bad = self._finite_obs(self._to_device(self.env.reset(seed=self._reset_seed)))
             self.hidden = self.policy.init_hidden(self.env.num_envs, self.device)
         rc = self.cfg.runner
         logger = (Logger(self.run_dir, self.total_iterations, self.quiet, rc.logger, to_dict(self.cfg), rc.wandb_project)
@@ -233,6 +270,7 @@ class OnPolicyRunner:
                     eta = (t2 - t0) * (end - self.iteration)
                     logger.log(self.iteration, self.env_steps, scalars, eta)
                 self._check_learner(scalars)
+                self._check_divergence(scalars["Train/diverged_share"])
                 if self.run_dir is not None and (self.iteration % save_interval == 0 or self.iteration == end):
                     self.save(self.run_dir / "checkpoints" / f"model_{self.iteration}.pt")
                     saved_at = self.iteration
@@ -255,6 +293,26 @@ class OnPolicyRunner:
         raise TrainingFault(f"training stopped at iteration {self.iteration}: {what}; nothing was saved after it; "
                             f"last good checkpoint: {self.last_checkpoint or 'none saved yet'}")
 
+    def _check_divergence(self, share: float) -> None:
+        """Stop when the diverged share, averaged over the last ``runner.divergence_window`` iterations, exceeds
+        ``runner.divergence_limit``; a checkpoint is saved first if none was (nothing learned so far is lost)."""
+        rc = self.cfg.runner
+        self.recent_diverged.append(share)
+        window = self.recent_diverged
+        if rc.divergence_limit >= 1.0 or len(window) < window.maxlen:  # type: ignore[operator]
+            return
+        mean = sum(window) / len(window)
+        if mean <= rc.divergence_limit:
+            return
+        if self.last_checkpoint is None and self.run_dir is not None:
+            self.save(self.run_dir / "checkpoints" / f"model_{self.iteration}.pt")
+        raise TrainingFault(
+            f"training stopped at iteration {self.iteration}: {mean:.2%} of transitions diverged over the last "
+            f"{len(window)} iterations (runner.divergence_limit={rc.divergence_limit:g}); usual causes: too few "
+            "solver iterations (env.solver_iterations / ls_iterations, the robot's SimOverrides), a timestep too "
+            "large, no armature on light joints, gains too high for the timestep (docs/reliability.md); last good "
+            f"checkpoint: {self.last_checkpoint or 'none saved yet'}")
+
     def _parameters_finite(self) -> torch.Tensor:
         """One device flag: every parameter and normalizer statistic is finite."""
         return torch.stack([torch.isfinite(t).all() for t in self.policy.state_dict().values()
@@ -267,16 +325,17 @@ class OnPolicyRunner:
 
     def _reduce(self, env_log: dict[str, torch.Tensor], losses: dict[str, torch.Tensor],
                 explained_var: torch.Tensor | None, mean_std: torch.Tensor) -> dict[str, float]:
-        done = self._done_buf
+        done = self._done_buf & ~self._ep_invalid_buf  # an episode with an invalid transition is not counted
         # Finished episodes of this rollout, in time order: one transfer of a small tensor.
         finished = torch.stack([self._ret_buf.T[done.T], self._len_buf.T[done.T]]).cpu()
         self.recent_returns.extend(finished[0].tolist())
         self.recent_lengths.extend(finished[1].tolist())
         names = self.alg.LOG_NAMES  # each algorithm's own scalars
-        keys = list(names) + ["Policy/mean_std", "Train/invalid_transitions", "Train/nonfinite_updates",
-                              "Train/parameters_finite"]
+        keys = list(names) + ["Policy/mean_std", "Train/invalid_transitions", "Train/diverged_share",
+                              "Train/nonfinite_updates", "Train/parameters_finite"]
         values = [losses[v].float().reshape(()) for v in names.values()] + [
             mean_std.reshape(()).to(self.device), self._invalid_count.float(),
+            self._invalid_count.float() / self._done_buf.numel(),
             losses["nonfinite_updates"].float(), self._parameters_finite().float()]
         if explained_var is not None:  # PPO's critic
             keys.append("Policy/explained_variance")

@@ -94,8 +94,17 @@ class RolloutStorage:
         self.step = 0
 
     def compute_returns(self, last_values: torch.Tensor, gamma: float, lam: float) -> None:
-        self.advantages, self.returns = compute_gae(self.rewards, self.values, self.terminated, self.truncated,
-                                                    self.final_values, last_values, gamma, lam)
+        """GAE (``rl_core.gae``); a transition whose advantage or value target is not finite (an overflow of
+        finite inputs) gets weight 0 and zeros, so no non-finite value target is stored."""
+        last_ok = torch.isfinite(last_values)
+        self.weights[-1].mul_(last_ok)  # the last step cannot bootstrap from a non-finite value
+        invalid = self.weights == 0
+        adv, ret = compute_gae(self.rewards, self.values, self.terminated, self.truncated, self.final_values,
+                               torch.where(last_ok, last_values, torch.zeros_like(last_values)), gamma, lam, invalid)
+        finite = torch.isfinite(adv) & torch.isfinite(ret)
+        self.weights.mul_(finite)
+        zero = torch.zeros_like(adv)
+        self.advantages, self.returns = torch.where(finite, adv, zero), torch.where(finite, ret, zero)
 
     def flat(self) -> dict[str, torch.Tensor]:
         """Views of the rollout with time and envs flattened into one sample axis ``[T * N, ...]``."""

@@ -81,4 +81,31 @@ def test_an_env_without_episode_stats_reports_none():
             return obs, rew, term, trunc, info
 
     m = evaluate(_policy(), Plain(2), episodes=2, seed=0)
-    assert set(m) == {"episodes", "mean_episode_return", "mean_episode_length", "fall_rate"}
+    assert set(m) == {"episodes", "diverged_episodes", "mean_episode_return", "mean_episode_length", "fall_rate"}
+    assert m["diverged_episodes"] == 0
+
+
+class DivergingEnv(CountdownEnv):
+    """CountdownEnv whose env 3 diverges at the end of each episode (invalid, terminated) and whose env 1 gets a
+    NaN reward in its second episode."""
+
+    def step(self, actions):
+        obs, rew, term, trunc, info = super().step(actions)
+        done = term | trunc
+        invalid = torch.zeros(self.num_envs, dtype=torch.bool)
+        invalid[3] = bool(done[3])
+        info["invalid"] = invalid
+        if self.episodes[1] == 1 and not done[1]:
+            rew = rew.clone()
+            rew[1] = math.nan
+        return obs, rew, term, trunc, info
+
+
+def test_diverged_episodes_are_counted_apart_and_enter_no_metric():
+    m = evaluate(_policy(), DivergingEnv(4), episodes=8, seed=0)  # 2 episodes per env
+    # env 3's two episodes diverged (each would have been a fall and a failure), env 1's second had a NaN reward
+    assert m["diverged_episodes"] == 3 and m["episodes"] == 5
+    assert m["fall_rate"] == 0.0  # the only falls were env 3's diverged episodes
+    assert m["success"] == 1.0  # envs 0 and 2, two each (env 1: no value); env 3's failures left out
+    assert math.isfinite(m["mean_episode_return"])
+    assert m["mean_episode_length"] == pytest.approx((1 + 1 + 2 + 3 + 3) / 5)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import errno
+import math
 import random
 import re
 import signal
@@ -78,10 +79,11 @@ def test_zero_weight_samples_do_not_change_the_loss():
 
 # ------------------------------------------------------------------------------------------ NaN learning
 class NanRewardsAfter:
-    """Wraps a Gymnasium VecEnv: rewards become NaN from step ``at`` on."""
+    """Wraps a Gymnasium VecEnv: rewards are multiplied by ``factor`` (NaN, or a huge finite number) from step
+    ``at`` on."""
 
-    def __init__(self, env, at: int):
-        self.env, self.at, self.t = env, at, 0
+    def __init__(self, env, at: int, factor: float = float("nan")):
+        self.env, self.at, self.t, self.factor = env, at, 0, factor
         self.num_envs, self.obs_dims, self.action_spec, self.device = env.num_envs, env.obs_dims, env.action_spec, env.device
 
     def reset(self, seed=None):
@@ -90,7 +92,7 @@ class NanRewardsAfter:
     def step(self, actions):
         obs, rew, term, trunc, info = self.env.step(actions)
         self.t += 1
-        return obs, rew * float("nan") if self.t > self.at else rew, term, trunc, info
+        return obs, rew * self.factor if self.t > self.at else rew, term, trunc, info
 
     def close(self):
         self.env.close()
@@ -101,7 +103,9 @@ def test_nonfinite_loss_skips_the_step_and_stops_without_saving(tmp_path):
     cfg = dataclasses.replace(cfg, runner=dataclasses.replace(cfg.runner, save_interval=2))
     runner = make_runner(cfg, run_dir=tmp_path)
     steps = cfg.runner.num_steps_per_env
-    runner.env = NanRewardsAfter(runner.env, at=2 * steps)  # iterations 1-2 are clean, 3 sees NaN
+    # iterations 1-2 are clean; from 3 on the rewards are finite but so large that the losses overflow (a
+    # non-finite reward never reaches the learner: see the next test)
+    runner.env = NanRewardsAfter(runner.env, at=2 * steps, factor=1e30)
     runner.learn(2)
     before = {k: v.clone() for k, v in runner.policy.named_parameters()}
     with pytest.raises(TrainingFault) as e:
@@ -114,6 +118,47 @@ def test_nonfinite_loss_skips_the_step_and_stops_without_saving(tmp_path):
     assert sorted(p.name for p in (tmp_path / "checkpoints").iterdir()) == ["model_2.pt"]
 
 
+def test_nonfinite_rewards_are_masked_and_a_sustained_share_stops_the_run(tmp_path):
+    """The learner's last line of defence (any env, here a Gym task): NaN rewards never reach the storage, the
+    episode statistics or the loss; a share above runner.divergence_limit over the window stops the run."""
+    cfg = tiny_cartpole(iterations=20)
+    cfg = dataclasses.replace(cfg, runner=dataclasses.replace(cfg.runner, save_interval=4, divergence_window=3,
+                                                              divergence_limit=0.5))
+    runner = make_runner(cfg, run_dir=tmp_path)
+    runner.env = NanRewardsAfter(runner.env, at=2 * cfg.runner.num_steps_per_env)  # NaN from iteration 3 on
+    runner.learn(2)
+    returns = list(runner.recent_returns)
+    runner.learn(1)
+    storage = runner.storage
+    assert (storage.weights == 0).all()  # every transition of iteration 3 masked out of the loss
+    assert torch.isfinite(storage.rewards).all() and (storage.rewards == 0).all()
+    assert torch.isfinite(storage.returns).all() and torch.isfinite(storage.advantages).all()
+    assert runner._invalid_count.item() == storage.weights.numel()
+    assert all(math.isfinite(r) for r in runner.recent_returns)  # no episode with a NaN return was counted
+    assert list(runner.recent_returns)[: len(returns)] == returns
+    with pytest.raises(TrainingFault) as e:
+        runner.learn()
+    message = str(e.value)
+    # iterations 2, 3 and 4 in the window: 2 of 3 fully diverged (66.67% > 50%)
+    assert message.startswith("training stopped at iteration 4: 66.67% of transitions diverged over the last 3 "
+                              "iterations (runner.divergence_limit=0.5); usual causes: too few solver iterations"), message
+    # model_3.pt: written at the end of learn(1); the stop comes before iteration 4's save
+    assert message.endswith(f"last good checkpoint: {tmp_path / 'checkpoints' / 'model_3.pt'}")
+    assert all(torch.isfinite(p).all() for p in runner.policy.parameters())
+
+
+def test_the_divergence_stop_saves_a_checkpoint_first_when_none_was(tmp_path):
+    cfg = tiny_cartpole(iterations=20)
+    cfg = dataclasses.replace(cfg, runner=dataclasses.replace(cfg.runner, save_interval=100, divergence_window=1,
+                                                              divergence_limit=0.0))
+    runner = make_runner(cfg, run_dir=tmp_path)
+    runner.env = NanRewardsAfter(runner.env, at=3)  # a few NaN rewards in the first iteration
+    with pytest.raises(TrainingFault, match="last good checkpoint: .*model_1.pt$"):
+        runner.learn()
+    assert runner.iteration == 1
+    ckpt.load(tmp_path / "checkpoints" / "model_1.pt")  # saved, and it verifies
+
+
 def test_nonfinite_parameters_are_never_saved(tmp_path):
     runner = make_runner(tiny_cartpole(iterations=1))
     with torch.no_grad():
@@ -123,8 +168,22 @@ def test_nonfinite_parameters_are_never_saved(tmp_path):
     assert not (tmp_path / "model_1.pt").exists()
 
 
+def test_train_reports_a_sustained_diverged_share_in_one_line(tmp_path):
+    proc = nan_learning_run(tmp_path, nan_after=200)  # NaN rewards: masked, counted as diverged
+    assert proc.returncode == 2, proc.stderr
+    line = proc.stderr.strip()
+    assert "\n" not in line, line
+    assert re.fullmatch(r"error: training stopped at iteration (\d+): [\d.]+% of transitions diverged over the last 10 "
+                        r"iterations \(runner.divergence_limit=0.01\); usual causes: .*solver iterations.*timestep.*"
+                        r"armature.*gains.*; last good checkpoint: .*model_(\d+)\.pt", line), line
+    it, last = map(int, re.search(r"iteration (\d+):.*model_(\d+)\.pt", line).groups())
+    assert last == it - 1
+    for path in (tmp_path / "checkpoints").glob("model_*.pt"):
+        ckpt.load(path)  # whatever was saved verifies (finite)
+
+
 def test_train_reports_a_learner_fault_in_one_line(tmp_path):
-    proc = nan_learning_run(tmp_path, nan_after=200)
+    proc = nan_learning_run(tmp_path, nan_after=200, reward="1e30")  # finite rewards whose losses overflow
     assert proc.returncode == 2, proc.stderr
     line = proc.stderr.strip()
     assert "\n" not in line, line

@@ -32,7 +32,7 @@ def test_json_schema(cartpole_run, tmp_path, capsys):
     code, out, err = _play(capsys, "--checkpoint", str(cartpole_run), "--episodes", "5", "--json", str(tmp_path / "m.json"))
     assert code == 0, err
     m = json.loads((tmp_path / "m.json").read_text())
-    assert set(m) == {"task", "checkpoint", "iteration", "episodes", "mean_episode_return", "mean_episode_length",
+    assert set(m) == {"task", "checkpoint", "iteration", "episodes", "diverged_episodes", "mean_episode_return", "mean_episode_length",
                       "fall_rate"}
     assert m["task"] == "CartPole-v1" and m["iteration"] == 3 and m["episodes"] == 5
     assert isinstance(m["mean_episode_return"], float) and m["mean_episode_length"] == m["mean_episode_return"]

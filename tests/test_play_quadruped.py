@@ -43,7 +43,7 @@ def test_play_writes_locomotion_metrics_video_and_gait_plot(checkpoint, tmp_path
     metrics = json.loads((tmp_path / "m.json").read_text())
     assert metrics["episodes"] == 4
     swing = {f"swing_{leg}_foot" for leg in ("FR", "FL", "RR", "RL")}  # each foot's fraction of steps in the air
-    assert set(metrics) == {"task", "checkpoint", "iteration", "episodes", "mean_episode_return", "mean_episode_length",
+    assert set(metrics) == {"task", "checkpoint", "iteration", "episodes", "diverged_episodes", "mean_episode_return", "mean_episode_length",
                             "fall_rate", "lin_vel_tracking_error", "yaw_rate_tracking_error", "by_command", "success",
                             "duty_factor_difference"} | swing
     assert all(0.0 <= metrics[k] <= 1.0 for k in swing | {"success"})  # success: the env's episode_stats

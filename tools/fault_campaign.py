@@ -116,19 +116,24 @@ def main() -> int:
                      f"{good_runs}/{args.repeats} recovered: every injected env detected, reset, masked out of the loss; "
                      "training went on"))
 
-        stops = 0
-        for i in range(args.repeats):
-            folder = tmp / f"nanloss_{i}"
-            proc = nan_learning_run(folder, nan_after=rng.randrange(100, 400))
-            line = proc.stderr.strip()
-            m = re.fullmatch(r"error: training stopped at iteration (\d+): non-finite .*; last good checkpoint: .*model_(\d+)\.pt",
-                             line)
-            files = list((folder / "checkpoints").glob("model_*.pt"))
-            verified = all(ckpt.load(f) is not None for f in files)
-            stops += bool(proc.returncode == 2 and m and int(m.group(2)) == int(m.group(1)) - 1 and verified)
-        rows.append(("NaN rewards from a random step on (non-finite loss)", args.repeats,
-                     f"{stops}/{args.repeats} stopped with one line naming the iteration and the last good checkpoint; "
-                     "that update skipped; no non-finite checkpoint written"))
+        for reward, label, pattern, outcome in (
+                ("1e30", "Huge finite rewards from a random step on (non-finite loss)", r"non-finite .*",
+                 "that update skipped; no non-finite checkpoint written"),
+                ("nan", "NaN rewards from a random step on (masked by the learner)",
+                 r"[\d.]+% of transitions diverged over the last 10 iterations .*",
+                 "every NaN transition masked; stopped on the sustained diverged share")):
+            stops = 0
+            for i in range(args.repeats):
+                folder = tmp / f"badreward_{reward}_{i}"
+                proc = nan_learning_run(folder, nan_after=rng.randrange(100, 400), reward=reward)
+                line = proc.stderr.strip()
+                m = re.fullmatch(r"error: training stopped at iteration (\d+): " + pattern
+                                 + r"; last good checkpoint: .*model_(\d+)\.pt", line)
+                files = list((folder / "checkpoints").glob("model_*.pt"))
+                verified = all(ckpt.load(f) is not None for f in files)
+                stops += bool(proc.returncode == 2 and m and int(m.group(2)) == int(m.group(1)) - 1 and verified)
+            rows.append((label, args.repeats, f"{stops}/{args.repeats} stopped with one line naming the iteration "
+                         f"and the last good checkpoint; {outcome}"))
 
         for during_save in (False, True):
             kills = [kill_round(tmp / f"killed_{during_save}", resume=i > 0, rng=rng, during_save=during_save)

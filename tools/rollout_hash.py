@@ -8,6 +8,9 @@ thread, random actions; pushes and resets included):
 
 ``--robot humanoid`` hashes the built-in humanoid with ``humanoid-flat``'s env (``configs/humanoid.HUMANOID_ENV``).
 The script imports the project from PYTHONPATH, so this file can hash a checkout older than its ``--robot`` option.
+
+``--task`` hashes another locomotion task's default env instead (e.g. ``quadruped-rough``: terrain, height scan,
+curriculum and privileged critic), also native, one thread.
 """
 
 from __future__ import annotations
@@ -26,11 +29,19 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=3)
     parser.add_argument("--robot", choices=("quadruped", "humanoid"), default="quadruped",
                         help="quadruped: quadruped-flat's env; humanoid: humanoid-flat's env")
+    parser.add_argument("--task", default=None, help="a locomotion task's default env (default: quadruped, flat)")
     args = parser.parse_args()
     from envs.tasks.locomotion import LocomotionEnv
     from envs.tasks.locomotion_config import LocomotionEnvConfig
 
-    if args.robot == "humanoid":
+    if args.task is not None:
+        from configs.catalog import get_task
+
+        spec = get_task(args.task)
+        cfg = dataclasses.replace(spec.default_config().env, num_envs=args.num_envs, backend="native",  # type: ignore[call-arg]
+                                  physics_threads=1)
+        env = spec.make_env(cfg, torch.device("cpu"))  # type: ignore[assignment]
+    elif args.robot == "humanoid":
         from configs.humanoid import HUMANOID_ENV
         from envs.robots.humanoid import HUMANOID
 
@@ -44,9 +55,9 @@ def main() -> None:
     g = torch.Generator().manual_seed(0)
     for _ in range(args.steps):
         obs, rew, term, trunc, _ = env.step(torch.randn(args.num_envs, env.action_spec.n, generator=g))
-        for x in (obs["policy"], rew, term, trunc):
+        for x in (*obs.values(), rew, term, trunc):
             digest.update(x.numpy().tobytes())
-    print(f"{args.robot} {args.num_envs} envs x {args.steps} steps, seed {args.seed}: {digest.hexdigest()}")
+    print(f"{args.task or args.robot} {args.num_envs} envs x {args.steps} steps, seed {args.seed}: {digest.hexdigest()}")
 
 
 if __name__ == "__main__":

@@ -33,7 +33,8 @@ class PhysicsReadout:
     """Actuator forces (joint torques) ``[N, nu]``."""
     unstable: torch.Tensor | None = None
     """``[N]`` bool: the last step of that simulation went wrong in a way only the backend sees (MuJoCo C met a
-    bad state and reset it itself, with a warning; MuJoCo Warp overflowed its contact or constraint buffers);
+    bad state and reset it itself, with a warning; MuJoCo Warp overflowed its contact or constraint buffers, or
+    reported a contact of impossible depth);
     the task resets it. None where the backend has no such signal (MJX)."""
 
 

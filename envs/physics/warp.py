@@ -10,8 +10,10 @@
   (``envs/tasks/graphed_step.py``): it reads and writes the same fixed memory.
 - Contact and constraint buffers are sized per world (``nconmax`` / ``njmax``; defaults from mujoco_warp's
   own estimate for the model). A world whose buffers overflowed lost contacts or constraints in that step:
-  it is reported as ``unstable`` and the task resets it, as it does a diverged one. Warp does not reset a
-  diverged simulation itself; the task detects NaN / huge velocities, as on MJX.
+  it is reported as ``unstable`` and the task resets it, as it does a diverged one. So is a world with a contact
+  deeper than ``MAX_CONTACT_DEPTH`` at the last substep: mujoco_warp 4.0's heightfield collision can report a
+  foot 1.85 m inside the terrain and throw the robot off (``tools/warp_hfield_repro.py``, docs/backends.md).
+  Warp does not reset a diverged simulation itself; the task detects NaN / huge velocities, as on MJX.
 
 Warp is imported here only. Its kernel cache lives under ``LEGGED_MJX_WARP_CACHE`` (default
 ``~/.cache/legged-mjx/warp``): the first build of this model's kernels takes about 20 s on the CPU device.
@@ -34,6 +36,10 @@ CACHE_DIR = Path(os.environ.get("LEGGED_MJX_WARP_CACHE", Path.home() / ".cache" 
 _FATAL_OVERFLOWS = ("NEFC", "NJMAX_NNZ", "BROADPHASE", "NARROWPHASE", "CCD", "HFIELD", "NVMAX", "EPA_HORIZON")
 """Overflow flags that mean a world lost contacts or constraints (the solver-iteration ones only mean it
 stopped at its iteration limit, as MuJoCo C does)."""
+
+MAX_CONTACT_DEPTH = 0.1
+"""A contact deeper than this (m) is not physics: the world is reported ``unstable`` (MuJoCo C's deepest contact
+in the reproduced case was 0.021 m, Warp's 1.853 m)."""
 
 PRELOAD_MODULES = ("forward", "smooth", "sensor", "passive", "constraint", "solver", "support", "derivative")
 """mujoco_warp's module-level kernel modules that a step of our models uses (``derivative``: the humanoid's
@@ -113,6 +119,10 @@ class WarpPhysics:
         self._sensordata = t(self.d.sensordata)
         self._actuator_force = t(self.d.actuator_force)
         self._overflow = t(self.d.overflow)
+        self._nacon = t(self.d.nacon)
+        self._contact_dist = t(self.d.contact.dist)
+        self._contact_world = t(self.d.contact.worldid)
+        self._contact_slot = torch.arange(self._contact_dist.shape[0], device=self.device)
         self._fatal = int(sum(getattr(mjw.OverflowType, f) for f in _FATAL_OVERFLOWS))
         self._fields = {name: t(getattr(self.m, name)) for name in model_fields}
         self._fresh = {name: torch.zeros_like(v) for name, v in self._state.items()}
@@ -165,9 +175,17 @@ class WarpPhysics:
         else:
             wp.capture_launch(self._graph)
 
+    def _too_deep(self) -> torch.Tensor:
+        """``[N]`` bool: a contact of the last substep deeper than MAX_CONTACT_DEPTH (fixed shapes, no host sync:
+        every contact slot is read, those past ``nacon`` with weight 0)."""
+        deep = (self._contact_slot < self._nacon) & (self._contact_dist < -MAX_CONTACT_DEPTH)
+        world = self._contact_world.long().clamp(0, self.num_envs - 1)
+        hits = torch.zeros(self.num_envs, device=self.device).index_add_(0, world, deep.float())
+        return hits > 0
+
     def read(self) -> PhysicsReadout:
         # Copies: the views change in place at the next step, and the task keeps some of these across steps.
-        unstable = (self._overflow & self._fatal) != 0
+        unstable = ((self._overflow & self._fatal) != 0) | self._too_deep()
         return PhysicsReadout(self._state["qpos"].clone(), self._state["qvel"].clone(), self._sensordata.clone(),
                               self._actuator_force.clone(), unstable)
 

@@ -32,6 +32,7 @@ from envs.robots.names import match_each
 from envs.robots.resolved import ResolvedRobot
 from envs.robots.spec import RobotSpec
 from envs.scenes.assemble import build
+from envs.tasks.bounds import SpeedBounds, speed_bounds
 from envs.tasks import locomotion_rewards as R
 from envs.tasks.graphed_step import GraphedStep
 from envs.tasks.locomotion_config import OBS_TERMS, LocomotionEnvConfig
@@ -47,7 +48,8 @@ OBS_SCALES = {"lin_vel": 2.0, "ang_vel": 0.25, "joint_pos": 1.0, "joint_vel": 0.
 """Observation scales (legged_gym); the commands use the matching lin_vel / ang_vel scales. They keep every term
 near [-1, 1] for policies without an observation normalizer (``policy.normalize_obs=false``, legged_gym's way)."""
 MAX_SANE_QVEL = 1e3
-"""A generalized velocity beyond this (m/s or rad/s) means the simulation has diverged."""
+"""A generalized velocity beyond this (m/s or rad/s) means the simulation has diverged (any robot; each robot
+also has tighter bounds derived from its size, ``envs/tasks/bounds.py``)."""
 COMMANDS = ("lin_vel_x", "lin_vel_y", "yaw_rate")
 """Command components in order (body-frame m/s, m/s, rad/s)."""
 RANDOMIZED_FIELDS = ("geom_friction", "body_mass", "actuator_gainprm", "actuator_biasprm")
@@ -157,6 +159,13 @@ class LocomotionEnv:
             torch.full((3,), n.gravity), torch.zeros(3), torch.full((J,), n.joint_pos * s["joint_pos"]),
             torch.full((J,), n.joint_vel * s["joint_vel"]), torch.zeros(J), torch.full((P,), scan.noise * s["height_scan"])]).to(dev)
         self.reward_terms = {name: w * self.dt for name, w in weights.items() if w != 0.0}
+        self.bounds: SpeedBounds = speed_bounds(self.model, rb.joint_dof_adr, rb.spec.base_height,
+                                                math.sqrt(2.0) * cfg.randomization.push_vel_xy, cfg.speed_bound_margin)
+        """Speeds beyond which a world has diverged (derived from the robot: ``envs/tasks/bounds.py``)."""
+        self._joint_bound = torch.tensor(self.bounds.joint_vel, **f32)
+        self._obs_bound = self._observation_bound(full)
+        """Per column of the noise-free observation (``exact``): the largest magnitude a world within the speed
+        bounds can show; a world beyond it (or a non-finite value) has diverged."""
         # Inputs of the biped terms, resolved by name once.
         regex = cfg.reward_params.deviation_joints
         picked = match_each(rb.spec.name, "env.reward_params.deviation_joints", [regex], rb.joint_names,
@@ -214,6 +223,34 @@ class LocomotionEnv:
         (-x, y, -z), commands (vx, -vy, -yaw rate), joint terms as the actions)."""
 
     # ------------------------------------------------------------------------------------ helpers
+    def _observation_bound(self, full: tuple[tuple[str, int], ...]) -> torch.Tensor:
+        """The bound of each column of the full noise-free observation: scaled speed bounds for the velocities,
+        the command ranges, the joint ranges (+ 1 rad: soft limits give), the action clip, the scan clip."""
+        s, cfg, b, rb = OBS_SCALES, self.cfg, self.bounds, self.robot
+        c = cfg.commands
+        cmd = [max(abs(v) for v in c.lin_vel_x) * s["lin_vel"], max(abs(v) for v in c.lin_vel_y) * s["lin_vel"],
+               max(abs(v) for v in c.yaw_rate) * s["ang_vel"]]
+        joint_pos = []
+        for adr, default in zip(rb.joint_qpos_adr, rb.default_joint_pos):
+            jnt = int(np.nonzero(self.model.jnt_qposadr == adr)[0][0])
+            lo, hi = self.model.jnt_range[jnt]
+            limited = bool(self.model.jnt_limited[jnt]) and lo < hi
+            joint_pos.append(max(abs(lo - default), abs(hi - default)) + 1.0 if limited else math.inf)
+        per_term = {"base_lin_vel": [b.base_lin_vel * s["lin_vel"]] * 3,
+                    "base_ang_vel": [b.base_ang_vel * s["ang_vel"]] * 3, "projected_gravity": [1.0] * 3,
+                    "commands": cmd, "joint_pos": joint_pos, "joint_vel": [v * s["joint_vel"] for v in b.joint_vel],
+                    "last_actions": [cfg.clip_actions] * self.num_joints,
+                    "height_scan": [cfg.height_scan.clip * s["height_scan"]] * (full[-1][1] if full[-1][0] == "height_scan" else 0)}
+        bound = [v for name, _ in full for v in per_term[name]]
+        return torch.tensor(bound, dtype=torch.float32, device=self.device) * (1.0 + 1e-4)
+
+    def _beyond_bounds(self, qvel: torch.Tensor) -> torch.Tensor:
+        """``[N]`` bool: the base or a joint moves faster than the robot's speed bounds (NaN: False)."""
+        b = self.bounds
+        lin = qvel[:, self._base_linvel].norm(dim=1) > b.base_lin_vel
+        ang = qvel[:, self._base_angvel].norm(dim=1) > b.base_ang_vel
+        return lin | ang | (qvel[:, self._joint_dof].abs() > self._joint_bound).any(dim=1)
+
     def _needed(self, mask: torch.Tensor) -> bool:
         """Whether masked work must run: on the CPU skip an empty mask (reading it is free); on a GPU always run
         the fixed-shape masked update instead of reading the mask back (a host sync)."""
@@ -252,9 +289,14 @@ class LocomotionEnv:
 
     def _observe(self, k: dict[str, torch.Tensor], r: PhysicsReadout, rows: torch.Tensor | None = None) -> Obs:
         """The policy observation (noisy; the scan clipped; without the ``policy_exclude`` terms) and, with a
-        separate critic, the critic's.
+        separate critic, the critic's; non-finite values replaced by 0 (their world is marked diverged).
         ``rows``: ``k`` and ``r`` hold these envs only (the noise is still drawn for all envs, so the random
         stream and every observed value are those of a full observation)."""
+        return self._observed(k, r, rows)[0]
+
+    def _observed(self, k: dict[str, torch.Tensor], r: PhysicsReadout, rows: torch.Tensor | None = None
+                  ) -> tuple[Obs, torch.Tensor]:
+        """``_observe``, and ``[N]`` bool: the world's observation was non-finite or beyond its bounds."""
         s, cfg = OBS_SCALES, self.cfg
 
         def own(x: torch.Tensor) -> torch.Tensor:  # task state of the observed envs
@@ -278,11 +320,13 @@ class LocomotionEnv:
                 obs[:, -self.ground.scan_points.shape[0]:].clamp_(-c, c)
         if self._policy_columns is not None:  # env.policy_exclude: the policy sees the other terms
             obs = obs.index_select(1, self._policy_columns)
+        bad = ~(exact.abs() <= self._obs_bound).all(dim=1) | ~torch.isfinite(obs).all(dim=1)  # NaN fails the <=
         out = {"policy": torch.nan_to_num(obs, nan=0.0, posinf=0.0, neginf=0.0)}
         if self.separate_critic:
             critic = torch.cat([exact, own(self.privileged)], dim=1) if cfg.privileged_critic else exact
+            bad = bad | ~torch.isfinite(critic).all(dim=1)
             out["critic"] = torch.nan_to_num(critic, nan=0.0, posinf=0.0, neginf=0.0)
-        return out
+        return out, bad
 
     def _restarted(self, done: torch.Tensor, final_obs: Obs) -> Obs:
         """``final_obs`` with the rows of the envs just reset replaced by their first observation. On the CPU
@@ -352,11 +396,13 @@ class LocomotionEnv:
         keep = (~mask).unsqueeze(1)
         self.episode_length = self.episode_length * ~mask
         self.last_actions = self.last_actions * keep
-        self.last_joint_vel = self.last_joint_vel * keep
+        # values read from a diverged state can be NaN, and NaN * 0 is NaN: a reset world would carry it into its
+        # next episode (a NaN reward; success never reached again)
+        self.last_joint_vel = torch.nan_to_num(self.last_joint_vel) * keep
         self.air_time = self.air_time * keep
         self.contact_time = self.contact_time * keep
         self.last_contacts = self.last_contacts & keep
-        self.max_travelled = self.max_travelled * ~mask
+        self.max_travelled = torch.nan_to_num(self.max_travelled) * ~mask
 
     # ----------------------------------------------------------------------------------- VecEnv API
     def reset(self, seed: int | None = None) -> Obs:
@@ -431,8 +477,11 @@ class LocomotionEnv:
         if cfg.rewards.only_positive:
             reward = reward.clamp(min=0.0)
 
+        # Diverged: a non-finite state, a speed beyond MAX_SANE_QVEL or the robot's bounds, a non-finite reward, a
+        # backend's own alarm; below also a non-finite or out-of-bounds observation. Reset, not learned from.
         finite = torch.isfinite(r.qpos).all(1) & torch.isfinite(r.qvel).all(1)
-        diverged = ~finite | (r.qvel.abs() > MAX_SANE_QVEL).any(1)
+        diverged = ~finite | (r.qvel.abs() > MAX_SANE_QVEL).any(1) | self._beyond_bounds(r.qvel)
+        diverged |= ~torch.isfinite(reward)
         if r.unstable is not None:
             diverged |= r.unstable.to(self.device)
         if cfg.collisions == "feet":  # nothing but the feet touches the floor: judge the torso's pose
@@ -444,7 +493,6 @@ class LocomotionEnv:
         terminated = fell | diverged
         # a time-out, or a robot about to walk off the generated terrain's edge (bootstrapped like a time-out)
         truncated = ((self.episode_length >= self.max_episode_length) | self.ground.outside(base_xy)) & ~terminated
-        reward = torch.where(diverged, torch.zeros_like(reward), torch.nan_to_num(reward))
 
         lin_err = torch.norm(self.commands[:, :2] - k["lin_vel_b"][:, :2], dim=1)
         yaw_err = torch.abs(self.commands[:, 2] - k["ang_vel_b"][:, 2])
@@ -454,10 +502,16 @@ class LocomotionEnv:
         commands = self.commands  # the ones this step tracked (resampling and resets replace the tensor)
         self._sample_commands((self.episode_length % self.resample_steps == 0) & ~done)
         # The observation of the state after this step; for done envs it is the final one of their episode.
-        final_obs = self._observe(k, r)
+        final_obs, bad_obs = self._observed(k, r)
+        late = bad_obs & ~diverged  # diverged in its observation only: ends here too
+        diverged = diverged | bad_obs
+        terminated, truncated, done = terminated | late, truncated & ~late, done | late
+        reward = torch.where(diverged, torch.zeros_like(reward), torch.nan_to_num(reward))
+        valid = ~diverged
         self.max_travelled = torch.maximum(self.max_travelled, self.ground.travelled(base_xy))
         success = (self.max_travelled >= cfg.success_distance).float()
-        ended = torch.where(done, success, torch.full_like(success, math.nan))  # of the episodes that end here
+        # of the episodes that end here; a diverged one has none (it never counts as a success)
+        ended = torch.where(done & valid, success, torch.full_like(success, math.nan))
         if self.push_steps:  # takes effect during the next step
             push = (self.episode_length % self.push_steps == 0) & ~done
             if self._needed(push):
@@ -467,13 +521,18 @@ class LocomotionEnv:
                 self.physics.set_velocity(push, qvel)
         obs = final_obs
         if self._needed(done):
-            self.ground.update_levels(done, base_xy, commands, cfg.episode_length_s)
+            self.ground.update_levels(done & valid, base_xy, commands, cfg.episode_length_s)  # not by a flight
             self._reset_envs(done)
             obs = self._restarted(done, final_obs)
 
-        log = dict(zip((f"rew_{name}" for name in terms), stacked.mean(1).unbind()))  # one reduction, not one per term
-        log.update(lin_vel_error=lin_err.mean(), yaw_rate_error=yaw_err.mean(), terminated=terminated.float().mean(),
-                   truncated=truncated.float().mean(), diverged=diverged.float().mean())
+        # Means over the worlds that did not diverge (a diverged world's terms can be huge or NaN)
+        w = valid.float()
+        n = w.sum().clamp(min=1.0)
+        means = torch.where(valid, stacked, torch.zeros_like(stacked)).sum(1) / n  # one reduction, not one per term
+        log = dict(zip((f"rew_{name}" for name in terms), means.unbind()))
+        errors = torch.where(valid, torch.stack([lin_err, yaw_err, terminated.float(), truncated.float()]), 0.0).sum(1) / n
+        log.update(lin_vel_error=errors[0], yaw_rate_error=errors[1], terminated=errors[2], truncated=errors[3],
+                   diverged=diverged.float().mean())
         if self.terrain is not None:
             log["terrain_level"] = self.ground.mean_level()
         info: StepInfo = {

@@ -257,6 +257,9 @@ class LocomotionEnvConfig(EnvConfig):
     policy_exclude: tuple[str, ...] = ()
     """Observation terms left out of the policy's observation, e.g. [base_lin_vel]: a real robot has no sensor for
     its base velocity (``quadruped-flat-blind``). The critic then reads its own group: every term, noise-free."""
+    speed_bound_margin: float = 1.0
+    """Multiplies the robot's derived speed bounds (``envs/tasks/bounds.py``: base linear and angular speed, each
+    joint's speed); a world beyond them has diverged: it is reset, its transition not learned from (Env/diverged)."""
     success_distance: float = 4.0
     """An episode succeeds (``success`` in the evaluation) once the base is this far (m) from its start tile's
     centre (plane: the origin), counted until a fall ends it."""
@@ -279,6 +282,7 @@ class LocomotionEnvConfig(EnvConfig):
                     "a list of observation terms among " + ", ".join(allowed))
         require(len(set(self.policy_exclude)) < len(allowed) - (0 if self.height_scan.enabled else 1),
                 "env.policy_exclude", list(self.policy_exclude), "a list that leaves the policy at least one term")
+        require(self.speed_bound_margin > 0, "env.speed_bound_margin", self.speed_bound_margin, "a number > 0")
         require(self.success_distance > 0, "env.success_distance", self.success_distance, "a number > 0")
         require(self.contact_force_threshold >= 0, "env.contact_force_threshold", self.contact_force_threshold,
                 "a number >= 0")
