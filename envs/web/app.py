@@ -266,8 +266,10 @@ class WebViewer:
     # ------------------------------------------------------------------------------------ camera
     def _move_camera(self) -> None:
         """Keep the followed robot where the page's orbit camera looks (the scene moves, not the camera)."""
+        base = self._base()
+        self.scene.show_terrain_near(base[:2])
         if self.camera_follows:
-            self.scene.center_on(self._base())
+            self.scene.center_on(base)
 
     # ------------------------------------------------------------------------------------ loop
     def _panel(self) -> None:

@@ -21,6 +21,9 @@ FOLLOWED_COLOR = (235, 100, 10)
 """Colour of the robot the camera follows."""
 FLOOR_SHADE = 0.8
 """Planes are drawn in their colour times this (a checker texture's white would glare)."""
+TERRAIN_WINDOW = 6.0
+"""A heightfield is drawn within this many metres (per axis) of the followed robot, redrawn when it walks half
+of that away (the full field can be millions of triangles)."""
 PLANE_HALF_SIZE = 25.0
 """Half size (m) of the grid drawn for an infinite plane."""
 
@@ -68,6 +71,8 @@ class RobotScene:
         self.followed = 0
         self.parts: list[_Part] = []
         self._static: list[object] = []
+        self._hfields: dict[int, object] = {}
+        self._hfield_center: np.ndarray | None = None
         self.root = server.scene.add_frame(prefix, show_axes=False)
         """Parent of everything: ``center_on`` shifts it so that the orbit camera stays on the followed robot."""
         self._add_world()
@@ -91,6 +96,9 @@ class RobotScene:
                 self._static.append(scene.add_box(f"{self.prefix}/world/floor{g}", color=color,
                                                   dimensions=(2 * sx, 2 * sy, 0.01), position=tuple(pos - [0, 0, 0.005]),
                                                   wxyz=tuple(quat), cast_shadow=False))
+                continue
+            if m.geom_type[g] == mujoco.mjtGeom.mjGEOM_HFIELD:
+                self._hfields[g] = None  # drawn around the followed robot by show_terrain_near
                 continue
             mesh = geom_mesh(m, g)
             if mesh is None:
@@ -136,6 +144,24 @@ class RobotScene:
         for part in self.parts:
             part.handle.batched_colors = self._colors(part.color)  # type: ignore[attr-defined]
 
+    def show_terrain_near(self, xy: np.ndarray) -> None:
+        """Draw the heightfields within ``TERRAIN_WINDOW`` of ``xy`` (world), if not drawn near there already."""
+        if not self._hfields or (self._hfield_center is not None
+                                 and np.abs(xy - self._hfield_center).max() < TERRAIN_WINDOW / 2):
+            return
+        m = self.model
+        self._hfield_center = np.asarray(xy, dtype=float).copy()
+        for g, old in self._hfields.items():
+            local = quat_to_matrix(m.geom_quat[g]).T @ (np.array([xy[0], xy[1], 0.0]) - m.geom_pos[g])
+            mesh = geom_mesh(m, g, (float(local[0]), float(local[1]), TERRAIN_WINDOW))
+            assert mesh is not None
+            if old is not None:
+                old.remove()  # type: ignore[attr-defined]
+            color = tuple(int(c) for c in _rgb(m, g))
+            self._hfields[g] = self.server.scene.add_mesh_simple(
+                f"{self.prefix}/world/hfield{g}", vertices=mesh[0], faces=mesh[1], color=color,
+                position=tuple(m.geom_pos[g]), wxyz=tuple(m.geom_quat[g]), flat_shading=True, cast_shadow=False)
+
     def center_on(self, xy: np.ndarray) -> None:
         """Shift the whole scene so that the point ``xy`` (as drawn) is at the origin, where the camera looks."""
         self.root.position = (-float(xy[0]), -float(xy[1]), 0.0)  # type: ignore[attr-defined]
@@ -154,6 +180,7 @@ class RobotScene:
                 part.handle.batched_wxyzs = self.xquat[:, part.body].astype(np.float32)  # type: ignore[attr-defined]
 
     def remove(self) -> None:
-        for handle in self._static + [p.handle for p in self.parts] + [self.root]:
+        drawn = [h for h in self._hfields.values() if h is not None]
+        for handle in self._static + drawn + [p.handle for p in self.parts] + [self.root]:
             handle.remove()  # type: ignore[attr-defined]
         self._static, self.parts = [], []

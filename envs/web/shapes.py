@@ -15,6 +15,8 @@ Mesh = tuple[np.ndarray, np.ndarray]
 RINGS = 8
 """Latitude rings of a sphere / capsule half (more: rounder, larger messages)."""
 SEGMENTS = 16
+MAX_HFIELD_SIDE = 400
+"""Most heightfield samples drawn per side (a 2001 x 2001 terrain is 8 million triangles: too much to send)."""
 """Segments around the axis of spheres, capsules and cylinders."""
 
 
@@ -58,14 +60,26 @@ def box(half: np.ndarray) -> Mesh:
     return corners.astype(np.float32), faces
 
 
-def heightfield(model: mujoco.MjModel, h: int) -> Mesh:
-    """The top surface of heightfield ``h`` (MuJoCo's layout: ``size`` = (x, y half sizes, z top, z base))."""
+def heightfield(model: mujoco.MjModel, h: int, window: tuple[float, float, float] | None = None) -> Mesh:
+    """The top surface of heightfield ``h`` (MuJoCo's layout: ``size`` = (x, y half sizes, z top, z base)), or of
+    its part within ``window`` = (x, y, half size) in the heightfield's frame; at most ``MAX_HFIELD_SIDE`` samples
+    a side (coarser beyond)."""
     rows, cols = int(model.hfield_nrow[h]), int(model.hfield_ncol[h])
     sx, sy, sz, _ = model.hfield_size[h]
     adr = int(model.hfield_adr[h])
     z = model.hfield_data[adr:adr + rows * cols].reshape(rows, cols) * sz
     x = np.linspace(-sx, sx, cols)
     y = np.linspace(-sy, sy, rows)
+    if window is not None:
+        cx, cy, half = window
+        keep_x = np.flatnonzero(np.abs(x - cx) <= half)
+        keep_y = np.flatnonzero(np.abs(y - cy) <= half)
+        if len(keep_x) < 2 or len(keep_y) < 2:  # the window is off the field: nothing to draw there
+            keep_x, keep_y = np.arange(2), np.arange(2)
+        x, y, z = x[keep_x], y[keep_y], z[np.ix_(keep_y, keep_x)]
+    stride = max(1, int(np.ceil(max(len(x), len(y)) / MAX_HFIELD_SIDE)))
+    x, y, z = x[::stride], y[::stride], z[::stride, ::stride]
+    rows, cols = len(y), len(x)
     xx, yy = np.meshgrid(x, y)
     verts = np.stack([xx.ravel(), yy.ravel(), z.ravel()], axis=1).astype(np.float32)
     idx = np.arange(rows * cols).reshape(rows, cols)
@@ -74,8 +88,9 @@ def heightfield(model: mujoco.MjModel, h: int) -> Mesh:
     return verts, faces
 
 
-def geom_mesh(model: mujoco.MjModel, g: int) -> Mesh | None:
-    """The mesh of geom ``g`` in its own frame, or None for a plane (or a type without a surface)."""
+def geom_mesh(model: mujoco.MjModel, g: int, window: tuple[float, float, float] | None = None) -> Mesh | None:
+    """The mesh of geom ``g`` in its own frame, or None for a plane (or a type without a surface); a heightfield
+    only within ``window`` (x, y, half size in the geom's frame) when given."""
     t = mujoco.mjtGeom
     kind, size = int(model.geom_type[g]), model.geom_size[g]
     if kind == t.mjGEOM_SPHERE:
@@ -97,7 +112,7 @@ def geom_mesh(model: mujoco.MjModel, g: int) -> Mesh | None:
         return (model.mesh_vert[va:va + vn].astype(np.float32),
                 model.mesh_face[fa:fa + fn].astype(np.uint32))
     if kind == t.mjGEOM_HFIELD:
-        return heightfield(model, int(model.geom_dataid[g]))
+        return heightfield(model, int(model.geom_dataid[g]), window)
     return None
 
 
