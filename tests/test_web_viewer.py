@@ -163,3 +163,36 @@ def test_gymnasium_task_is_one_line(tmp_path, capsys):
 def test_web_runs_alone(quadruped_run, capsys):
     code, err = _play(capsys, "--checkpoint", str(quadruped_run), "--web", "--video", "x.mp4")
     assert code == 2 and err.strip() == "error: --web runs alone, not with --video (the page has its own terrain picker)"
+
+
+# ------------------------------------------------------------------------------------ the command hook
+def test_held_commands_last_through_resampling_and_resets():
+    import torch
+
+    from envs.robots.quadruped import QUADRUPED
+    from envs.tasks.locomotion import LocomotionEnv
+    from envs.tasks.locomotion_config import CommandConfig, LocomotionEnvConfig
+
+    cfg = LocomotionEnvConfig(num_envs=4, backend="native", episode_length_s=0.3,
+                              commands=CommandConfig(resample_s=0.1))
+    held_env, free_env = LocomotionEnv(cfg, QUADRUPED), LocomotionEnv(cfg, QUADRUPED)
+    held_env.reset(seed=1)
+    free_env.reset(seed=1)
+    held = torch.tensor([[0.7, -0.2, 0.3]]).expand(4, 3)
+    held_env.hold_commands(held)
+    g = torch.Generator().manual_seed(0)
+    resets = 0
+    for _ in range(40):  # 5 resamplings and 2 time-outs per env
+        actions = torch.randn(4, held_env.action_spec.n, generator=g) * 0.3
+        obs, _, term, trunc, _ = held_env.step(actions)
+        free_env.step(actions)
+        resets += int((term | trunc).sum())
+        assert torch.equal(held_env.commands, held)
+        assert torch.allclose(obs["policy"][:, 9:12], held * held_env.cmd_scale)  # what the policy sees
+    assert resets >= 4
+    # the hold draws the same random numbers: both envs' streams are where they would be without it
+    assert torch.equal(held_env.generator.get_state(), free_env.generator.get_state())
+    held_env.hold_commands(None)
+    for _ in range(5):
+        held_env.step(torch.zeros(4, held_env.action_spec.n))
+    assert not torch.equal(held_env.commands, held)  # random commands again

@@ -197,6 +197,4 @@ def choose(pg: Any, label: str, option: str) -> None:
 
 def dismiss_notifications(pg: Any) -> None:
     """Close the toasts (the software-rendering warning sits over the scene's corner)."""
-    for button in pg.locator(".mantine-Notification-closeButton").all():
-        with contextlib.suppress(Exception):
-            button.click(timeout=2000)
+    pg.evaluate("() => document.querySelectorAll('.mantine-Notification-closeButton').forEach(b => b.click())")
