@@ -16,6 +16,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -38,8 +39,6 @@ CAMERA_OFFSET = np.array([-1.6, -1.6, 1.0])
 """Where a new page's camera starts, relative to ``CAMERA_TARGET`` (m)."""
 SPACING = 1.5
 """Distance (m) between the robots' start points on a plane (each robot has a plane of its own)."""
-ENV_LIGHT = 0.3
-"""Intensity of the environment-map lighting (with viser's default lights; 1.0 washes the colours out)."""
 AS_TRAINED = "as trained"
 """Terrain choice: the run's own ground (no tile type forced)."""
 
@@ -74,6 +73,11 @@ def check_port(host: str, port: int) -> None:
                             "choose another with --port") from None
 
 
+def _set(handle: Any, value: object) -> None:
+    """Show ``value`` in a GUI control (viser's ``value`` setter; its stubs declare the property read-only)."""
+    handle.value = value
+
+
 def require_viser() -> None:
     import importlib.util
 
@@ -98,8 +102,10 @@ class WebViewer:
         self.server = server
         server.gui.configure_theme(show_share_button=False, show_logo=False, control_width="medium")
         server.scene.set_up_direction("+z")
-        server.scene.configure_environment_map("warehouse", environment_intensity=ENV_LIGHT)  # viser's 1.0 glares
-        server.scene.configure_default_lights(cast_shadow=False)  # shadows: a software renderer (no GPU) takes seconds a frame
+        # Plain lights, no environment map (its prefiltering) and no shadows: a browser without a GPU (software
+        # WebGL) then shows the first frame about twice as fast (tools/web_viewer_bench.py: 20 s -> 8-11 s at load 11).
+        server.scene.configure_environment_map(None)
+        server.scene.configure_default_lights(cast_shadow=False)
         self.session.followed = min(options.follow, session.num_envs - 1)
         self.scene = self._make_scene()
         self.paused = False
@@ -113,7 +119,6 @@ class WebViewer:
         self.scene.update(session.qpos())
         server.initial_camera.look_at = CAMERA_TARGET
         server.initial_camera.position = CAMERA_TARGET + CAMERA_OFFSET
-
 
     # ------------------------------------------------------------------------------------ page
     def _gui(self) -> None:
@@ -158,8 +163,8 @@ class WebViewer:
                 self.tile = gui.add_dropdown("Tile type", (AS_TRAINED, *TILE_TYPES), initial_value=AS_TRAINED)
                 self.level = gui.add_slider("Level", 0, s.base_cfg.terrain.levels - 1, 1,
                                             min(5, s.base_cfg.terrain.levels - 1))
-                for h in (self.tile, self.level):
-                    h.on_update(lambda _: self._todo.put(self._terrain))
+                for control in (self.tile, self.level):
+                    control.on_update(lambda _: self._todo.put(self._terrain))
         with gui.add_folder("Checkpoint"):
             names = self._checkpoint_names()
             current = Path(s.run.path).name
@@ -231,6 +236,8 @@ class WebViewer:
         self.session.set_terrain(tile, int(self.level.value))
         self.scene.remove()
         self.scene = self._make_scene()
+        self.yaw.disabled = self.session.heading  # the terrain evaluation drives straight ahead, no heading
+        self.heading.visible = self.session.heading
         self._show()
         self._history.clear()
         self._move_camera()
@@ -251,7 +258,7 @@ class WebViewer:
             print(f"warning: {e}", flush=True)
             self._notify("Checkpoint not loaded", str(e), error=True)
             return
-        self.loaded.value = text
+        _set(self.loaded, text)
         print(f"web viewer: loaded {text}", flush=True)
         self._notify("Checkpoint loaded", text)
 
@@ -260,7 +267,7 @@ class WebViewer:
         if names and tuple(names) != tuple(self.ckpt.options):
             self.ckpt.options = names
         if self.follow_newest and names and names[-1] != Path(self.session.run.path).name:
-            self.ckpt.value = names[-1]  # its callback queues the load
+            _set(self.ckpt, names[-1])  # its callback queues the load
             self._load(self._folder() / names[-1])
 
     # ------------------------------------------------------------------------------------ camera
@@ -278,9 +285,9 @@ class WebViewer:
             return
         last = h[-1]
         window = h[-max(1, int(MEASURED_WINDOW_S / self.session.env.dt)):]
-        self.cmd_vx.value = round(last.command[0], 3)
-        self.meas_vx.value = round(float(np.mean([k.measured[0] for k in window])), 3)
-        self.meas_yaw.value = round(float(np.mean([k.measured[2] for k in window])), 3)
+        _set(self.cmd_vx, round(last.command[0], 3))
+        _set(self.meas_vx, round(float(np.mean([k.measured[0] for k in window])), 3))
+        _set(self.meas_yaw, round(float(np.mean([k.measured[2] for k in window])), 3))
         t = np.array([k.t for k in h])
         self.err_plot.data = (t, np.array([k.lin_vel_error for k in h]), np.array([k.yaw_rate_error for k in h]))
         self.reward_plot.data = (t, *(np.array([k.rewards.get(name, 0.0) for k in h]) for name in self.terms))
@@ -312,7 +319,7 @@ class WebViewer:
                     self._panel()
                     next_panel = now + 1.0 / PANEL_HZ
                     if now - rate_start >= 1.0:
-                        self.rate.value = round(rate_count / (now - rate_start), 1)
+                        _set(self.rate, round(rate_count / (now - rate_start), 1))
                         rate_start, rate_count = now, 0
                 if now >= next_poll:
                     self._poll_checkpoints()

@@ -21,6 +21,8 @@ FOLLOWED_COLOR = (235, 100, 10)
 """Colour of the robot the camera follows."""
 FLOOR_SHADE = 0.8
 """Planes are drawn in their colour times this (a checker texture's white would glare)."""
+MATERIAL = "toon5"
+"""viser material of the robots: five-tone shading is cheaper than "standard" (PBR) for a software renderer."""
 TERRAIN_WINDOW = 6.0
 """A heightfield is drawn within this many metres (per axis) of the followed robot, redrawn when it walks half
 of that away (the full field can be millions of triangles)."""
@@ -130,7 +132,8 @@ class RobotScene:
             rgb = np.array(color, dtype=np.uint8)
             handle = self.server.scene.add_batched_meshes_simple(
                 f"{self.prefix}/robots/body{body}_{len(self.parts)}", vertices=verts, faces=faces,
-                batched_wxyzs=ident, batched_positions=far, batched_colors=self._colors(rgb), lod="off", cast_shadow=False)
+                batched_wxyzs=ident, batched_positions=far, batched_colors=self._colors(rgb), lod="off", cast_shadow=False,
+                material=MATERIAL)
             self.parts.append(_Part(body, rgb, handle))
 
     def _colors(self, rgb: np.ndarray) -> np.ndarray:
@@ -164,7 +167,7 @@ class RobotScene:
 
     def center_on(self, xy: np.ndarray) -> None:
         """Shift the whole scene so that the point ``xy`` (as drawn) is at the origin, where the camera looks."""
-        self.root.position = (-float(xy[0]), -float(xy[1]), 0.0)  # type: ignore[attr-defined]
+        self.root.position = (-float(xy[0]), -float(xy[1]), 0.0)
 
     def update(self, qpos: np.ndarray) -> None:
         """Move every robot to ``qpos`` ``[num_envs, nq]`` (one message per part, applied together)."""

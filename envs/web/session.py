@@ -169,7 +169,7 @@ class Session:
         metrics = info.get("metrics", {})
         rewards = {name.removeprefix("rew_"): float(v) for name, v in info.get("log", {}).items()
                    if name.startswith("rew_")}
-        return Tick(self.t, tuple(self.env.commands[i].tolist()), tuple(measured),  # type: ignore[arg-type]
+        return Tick(self.t, tuple(self.env.commands[i].tolist()), tuple(measured),
                     float(metrics["lin_vel_tracking_error"][i]), float(metrics["yaw_rate_tracking_error"][i]),
                     rewards, bool(done[i]))
 
