@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
 import socket
 import time
 from pathlib import Path
@@ -87,6 +88,15 @@ def _drive(run: Path, trained: bool) -> None:
             probe.wait_for(lambda: probe.text(pg, "Loaded").startswith("model_1.pt (iteration 1)"), WAIT_S,
                            "model_1.pt loaded")
             assert any("loaded model_1.pt" in line for line in server.lines)
+            # "Follow newest" loads the newest, then a checkpoint that appears while the page is open (a training)
+            probe.toggle(pg, "Follow newest")
+            probe.wait_for(lambda: probe.text(pg, "Loaded").startswith("model_2.pt"), WAIT_S, "model_2.pt loaded")
+            newer = run / "checkpoints" / "model_3.pt"
+            shutil.copyfile(run / "checkpoints" / "model_2.pt", newer)
+            try:
+                probe.wait_for(lambda: probe.text(pg, "Loaded").startswith("model_3.pt"), WAIT_S, "model_3.pt loaded")
+            finally:
+                newer.unlink()
         pg.close()  # a closed tab: the server idles
         time.sleep(1.0)
         cpu = server.cpu_seconds()

@@ -94,7 +94,7 @@ class RobotScene:
                 pos, quat = m.geom_pos[g], m.geom_quat[g]
                 self._static.append(scene.add_grid(f"{self.prefix}/world/grid{g}", width=2 * sx, height=2 * sy,
                                                    plane="xy", cell_size=0.5, section_size=2.0,
-                                                   position=tuple(pos + [0, 0, 1e-3]), wxyz=tuple(quat)))
+                                                   position=tuple(pos + [0, 0, 5e-3]), wxyz=tuple(quat)))
                 self._static.append(scene.add_box(f"{self.prefix}/world/floor{g}", color=color,
                                                   dimensions=(2 * sx, 2 * sy, 0.01), position=tuple(pos - [0, 0, 0.005]),
                                                   wxyz=tuple(quat), cast_shadow=False))
