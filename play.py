@@ -34,7 +34,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="physics backend (MuJoCo tasks; default: the run's, where auto means native on a CPU)")
     p.add_argument("--json", help="write the metrics to this file")
     p.add_argument("--video", help="write an MP4 of one env (locomotion: plus a gait plot PNG next to it)")
-    p.add_argument("--video-env", type=int, default=0, help="which env to film or view (default 0)")
+    p.add_argument("--video-env", type=int, default=0, help="which env to film, view or (--web) follow first (default 0)")
     p.add_argument("--video-seconds", type=float, default=10.0, help="length of the video (default 10 s)")
     p.add_argument("--viewer", action="store_true", help="watch in MuJoCo's interactive viewer (needs a display)")
     p.add_argument("--web", action="store_true",
