@@ -6,6 +6,7 @@
     python play.py --sim2sim policy.onnx --episodes 20                      # onnxruntime only, no checkpoint
     python play.py --checkpoint runs/quadruped-rough/<run> --terrain stairs_up --level 5 --episodes 50
     python play.py --checkpoint runs/quadruped-rough/<run> --terrain stairs_up --video stairs.mp4
+    python play.py --checkpoint runs/quadruped-flat/<run> --web             # watch it in a browser (port 8080)
 """
 
 from __future__ import annotations
@@ -33,9 +34,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="physics backend (MuJoCo tasks; default: the run's, where auto means native on a CPU)")
     p.add_argument("--json", help="write the metrics to this file")
     p.add_argument("--video", help="write an MP4 of one env (locomotion: plus a gait plot PNG next to it)")
-    p.add_argument("--video-env", type=int, default=0, help="which env to film or view (default 0)")
+    p.add_argument("--video-env", type=int, default=0, help="which env to film, view or (--web) follow first (default 0)")
     p.add_argument("--video-seconds", type=float, default=10.0, help="length of the video (default 10 s)")
     p.add_argument("--viewer", action="store_true", help="watch in MuJoCo's interactive viewer (needs a display)")
+    p.add_argument("--web", action="store_true",
+                   help="serve a page at http://HOST:PORT showing the robots live, with command sliders, plots and a "
+                        "checkpoint picker (pip install -e \".[web]\"); runs until Ctrl-C")
+    p.add_argument("--port", type=int, default=8080, help="--web: TCP port (default 8080)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="--web: interface to bind (default 127.0.0.1, this machine only; 0.0.0.0: every interface)")
     p.add_argument("--export-onnx", help="write the policy (normalizer + actor) to this ONNX file, checked")
     p.add_argument("--export-jit", help="write the policy to this TorchScript file, checked")
     p.add_argument("--sim2sim", help="run this exported ONNX file with onnxruntime in plain MuJoCo / Gymnasium")
@@ -68,6 +75,8 @@ def validate(args: argparse.Namespace) -> None:
         if importlib.util.find_spec("wandb") is None:
             raise UserError("--wandb needs the wandb package: pip install -e '.[wandb]'")
     validate_terrain(args)
+    if args.web:
+        validate_web(args)
     if args.checkpoint is None:
         for flag in ("task", "num_envs", "backend", "video", "viewer", "export_onnx", "export_jit", "wandb"):
             if getattr(args, flag):
@@ -88,6 +97,20 @@ def validate(args: argparse.Namespace) -> None:
 
         if not warp_available():
             raise UserError("--backend=warp needs warp-lang and mujoco-warp: pip install -e '.[warp]'")
+
+
+def validate_web(args: argparse.Namespace) -> None:
+    """``--web``: a checkpoint, no other output, the viser extra, and a port this machine can bind now."""
+    from envs.web.app import check_port, require_viser
+
+    if args.checkpoint is None:
+        raise UserError("--web needs --checkpoint (a checkpoint file or run folder)")
+    others = [f"--{f.replace('_', '-')}" for f in ("video", "viewer", "export_onnx", "export_jit", "sim2sim", "json",
+                                                    "terrain", "wandb") if getattr(args, f)]
+    if others:
+        raise UserError(f"--web runs alone, not with {', '.join(others)} (the page has its own terrain picker)")
+    require_viser()
+    check_port(args.host, args.port)
 
 
 def validate_terrain(args: argparse.Namespace) -> None:
@@ -113,6 +136,8 @@ def main(argv: list[str] | None = None) -> int:
 
     def run() -> int:
         validate(args)
+        if args.web:
+            return web(args)
         metrics = play(args) if args.checkpoint else {}
         if args.sim2sim:
             from deploy.run import run as run_sim2sim
@@ -189,6 +214,40 @@ def play(args: argparse.Namespace) -> dict[str, Any]:
     finally:
         env.close()
     return {"task": task, "checkpoint": str(path), "iteration": data["iteration"], **metrics}
+
+
+WEB_ENVS = 16
+"""Robots shown by --web without --num-envs."""
+
+
+def web(args: argparse.Namespace) -> int:
+    """``--web``: serve the page of an evaluation batch of the checkpoint's task until Ctrl-C."""
+    import dataclasses
+
+    import torch
+
+    from envs.web.app import WebOptions, WebViewer
+    from envs.web.session import Session, check_web_task, with_envs
+    from rl_core.checkpoint import run_folder
+
+    run = load_run(args.checkpoint, args.task)
+    check_web_task(run.cfg.env, run.task)
+    env_cfg = with_envs(run.cfg.env, args.num_envs or WEB_ENVS)
+    if args.backend:
+        env_cfg = dataclasses.replace(env_cfg, backend=args.backend)
+    if not 0 <= args.video_env < env_cfg.num_envs:
+        raise UserError(f"--video-env={args.video_env} is not allowed; expected 0..{env_cfg.num_envs - 1}")
+    cpu = torch.device("cpu")
+    session = Session(run, env_cfg, lambda cfg: run.spec.make_env(cfg, cpu), make_policy,
+                      lambda path: load_run(str(path), run.task), args.seed)
+    viewer = WebViewer(session, WebOptions(args.host, args.port, args.video_env), run_folder(run.path))
+    print(f"web viewer: http://{args.host}:{args.port}  ({session.num_envs} robots of {run.task}, "
+          f"{session.describe()}; Ctrl-C to stop)", flush=True)
+    try:
+        viewer.serve()
+    except KeyboardInterrupt:
+        print("web viewer: stopped", flush=True)
+    return 0
 
 
 @dataclass(frozen=True)

@@ -200,6 +200,7 @@ class LocomotionEnv:
         self.heading = torch.zeros(N, **f32)
         self.privileged = torch.zeros(N, len(PRIVILEGED_TERMS), **f32)
         self._all = torch.ones(N, dtype=torch.bool, device=dev)
+        self._held: tuple[torch.Tensor, torch.Tensor] | None = None  # hold_commands: (commands [N, 3], heading [N])
         self._cpu = dev.type == "cpu"
         self._cos_fall_tilt = math.cos(cfg.fall_tilt)
         graphable = cfg.cuda_graph and self.backend == "warp" and dev.type == "cuda"
@@ -350,9 +351,12 @@ class LocomotionEnv:
         new[:, :2] *= (~small).unsqueeze(1)
         if c.standing_share > 0:  # a config value: no random numbers drawn (and none changed) when it is 0
             new = new * (self._uniform((N,), 0.0, 1.0) >= c.standing_share).unsqueeze(1)
+        if self._held is not None:  # drawn all the same: the random stream does not depend on the hold
+            new = self._held[0]
         self.commands = torch.where(mask.unsqueeze(1), new, self.commands)
         if c.heading:
-            self.heading = torch.where(mask, self._uniform((N,), -math.pi, math.pi), self.heading)
+            heading = self._uniform((N,), -math.pi, math.pi)
+            self.heading = torch.where(mask, heading if self._held is None else self._held[1], self.heading)
 
     def _steer(self, quat: torch.Tensor) -> None:
         """commands.heading: this step's yaw-rate command from the heading error (legged_gym)."""
@@ -403,6 +407,18 @@ class LocomotionEnv:
         self.contact_time = self.contact_time * keep
         self.last_contacts = self.last_contacts & keep
         self.max_travelled = torch.nan_to_num(self.max_travelled) * ~mask
+
+    def hold_commands(self, commands: torch.Tensor | None, heading: torch.Tensor | None = None) -> None:
+        """Interactive play (``play.py --web``): from now on every env tracks ``commands`` ``[N, 3]`` (and, with
+        ``commands.heading``, steers towards ``heading`` ``[N]`` rad), through resampling and resets; None: random
+        commands again. The observation shows them from the next step on."""
+        if commands is None:
+            self._held = None
+            return
+        held = commands.to(self.device, torch.float32)
+        self._held = (held, self.heading if heading is None else heading.to(self.device, torch.float32))
+        self.commands = held.clone()
+        self.heading = self._held[1].clone()
 
     # ----------------------------------------------------------------------------------- VecEnv API
     def reset(self, seed: int | None = None) -> Obs:
