@@ -40,7 +40,7 @@ def main() -> None:
         spec = get_task(args.task)
         cfg = dataclasses.replace(spec.default_config().env, num_envs=args.num_envs, backend="native",  # type: ignore[call-arg]
                                   physics_threads=1)
-        env = spec.make_env(cfg, torch.device("cpu"))  # type: ignore[assignment]
+        env = spec.make_env(cfg, torch.device("cpu"))
     elif args.robot == "humanoid":
         from configs.humanoid import HUMANOID_ENV
         from envs.robots.humanoid import HUMANOID
