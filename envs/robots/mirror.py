@@ -10,7 +10,7 @@ yaw rate) as (vx, -vy, -yaw rate). Used for symmetry checks and augmentation; no
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -43,9 +43,8 @@ class Mirror:
     """Sign of each output column."""
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
-        perm = torch.tensor(self.perm, dtype=torch.long, device=x.device)
-        sign = torch.tensor(self.sign, dtype=x.dtype, device=x.device)
-        return x[..., perm] * sign
+        """The mirror of ``x [..., columns]`` (tensors made per call: hot paths keep a ``TensorMirror``)."""
+        return TensorMirror(self, x.device)(x)
 
 
 def joint_mirror(names: Sequence[str], mirror: MirrorMap | None = None) -> Mirror:
@@ -62,8 +61,8 @@ def side_pairs(names: Sequence[str], mirror: MirrorMap | None = None) -> tuple[t
     """Columns of the left-side names (``left_*``, a quadruped's ``FL_*`` / ``RL_*`` / ``LF_*`` / ``LH_*``) and of
     their right twins; empty when the names have no sides."""
     index = {n: i for i, n in enumerate(names)}
-    pairs = [(i, index[t]) for i, (n, t, s) in enumerate(zip(names, twins(names, mirror), sides(names, mirror)))
-             if s == "left" and t in index]
+    named = zip(names, twins(names, mirror), sides(names, mirror), strict=True)
+    pairs = [(i, index[t]) for i, (n, t, s) in enumerate(named) if s == "left" and t in index]
     return tuple(i for i, _ in pairs), tuple(j for _, j in pairs)
 
 
@@ -75,19 +74,18 @@ def foot_pairs(names: Sequence[str], mirror: MirrorMap | None = None) -> tuple[t
     return side_pairs(names, mirror)
 
 
-_TERM_SIGNS = {
-    "base_lin_vel": (1.0, -1.0, 1.0),
-    "base_ang_vel": (-1.0, 1.0, -1.0),
-    "projected_gravity": (1.0, -1.0, 1.0),
-    "commands": (1.0, -1.0, -1.0),
+RULE_SIGNS = {
+    "vector": (1.0, -1.0, 1.0),
+    "axial": (-1.0, 1.0, -1.0),
+    "command": (1.0, -1.0, -1.0),
 }
-JOINT_TERMS = ("joint_pos", "joint_vel", "last_actions")
-"""Observation terms with one value per actuated joint."""
+"""Signs of the three components of a term under each fixed-size mirror rule (``envs/tasks/observations.py``)."""
 
 
-def observation_mirror(layout: Sequence[tuple[str, int]], joint_names: Sequence[str],
+def observation_mirror(layout: Sequence[tuple[str, int]], rules: Mapping[str, str], joint_names: Sequence[str],
                        mirror: MirrorMap | None = None) -> Mirror:
-    """The mirror of a locomotion observation with the given ``(term, size)`` layout (``LocomotionEnv.obs_layout``).
+    """The mirror of an observation with the given ``(term, size)`` layout, each term by its rule (``rules``:
+    term -> ``vector`` / ``axial`` / ``command`` / ``joints``; from the task's observation table).
 
     joint_pos is observed relative to the default pose, so this is exact when the default pose is symmetric
     (``joint_mirror(names)(default) == default``)."""
@@ -96,13 +94,14 @@ def observation_mirror(layout: Sequence[tuple[str, int]], joint_names: Sequence[
     sign: list[float] = []
     start = 0
     for term, size in layout:
-        if term in _TERM_SIGNS:
+        rule = rules[term]
+        if rule in RULE_SIGNS and size == 3:
             perm += range(start, start + size)
-            sign += _TERM_SIGNS[term]
-        elif term in JOINT_TERMS:
+            sign += RULE_SIGNS[rule]
+        elif rule == "joints" and size == len(joint_names):
             perm += [start + p for p in joints.perm]
             sign += joints.sign
         else:
-            raise ValueError(f"no mirror rule for observation term {term!r}")
+            raise ValueError(f"no mirror rule for observation term {term!r} ({rule}, {size} values)")
         start += size
     return Mirror(tuple(perm), tuple(sign))

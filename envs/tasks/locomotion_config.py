@@ -1,4 +1,5 @@
-"""Typed config of the velocity-tracking locomotion task (``quadruped-flat``); every field has a docstring.
+"""Typed config of the velocity-tracking locomotion task (every ``*-flat`` / ``*-rough`` task); every field has a
+docstring.
 
 Nested sections are overridden from the command line as ``env.<section>.<field>=value``, e.g.
 ``env.rewards.orientation=-2.0`` or ``env.commands.lin_vel_x=[-2,2]``.
@@ -11,13 +12,10 @@ from dataclasses import dataclass, field, replace
 from typing import Literal, Optional
 
 from envs.terrain.config import TILE_TYPES, HeightScanConfig, TerrainConfig
-from rl_core.config import EnvConfig
+from envs.tasks.mujoco_config import MujocoEnvConfig
 from rl_core.config_io import check_types, require
 
 Range = tuple[float, float]
-OBS_TERMS = ("base_lin_vel", "base_ang_vel", "projected_gravity", "commands", "joint_pos", "joint_vel", "last_actions")
-"""Observation terms in order: 3 values each for the first four, one per actuated joint for the last three (then
-``height_scan`` when enabled)."""
 TERRAIN_EVAL_EPISODE_S = 12.0
 """Episode length (s) of the evaluation on one tile type at one level (``on_terrain``; sim2sim's too): 4 m at
 0.5 m/s take 8 s, 12 s leave room for slowing down on steps."""
@@ -190,28 +188,10 @@ class RandomizationConfig:
 
 
 @dataclass(frozen=True)
-class LocomotionEnvConfig(EnvConfig):
-    """Batched velocity-tracking locomotion on flat ground (legged_gym's task), on either physics backend."""
+class LocomotionEnvConfig(MujocoEnvConfig):
+    """Batched velocity tracking (legged_gym's task) on a plane or generated terrain, on any physics backend; the
+    batch and backend fields are ``MujocoEnvConfig``'s."""
 
-    num_envs: int = 2048
-    """Number of robots simulated in lock-step."""
-    backend: Literal["auto", "native", "mjx", "warp"] = "auto"
-    """Physics: native (MuJoCo C on a thread pool, the CPU default), warp (MuJoCo Warp driven from torch, the GPU
-    default when installed), mjx (MJX/JAX); auto picks by runner.device and what is installed."""
-    mjx_impl: Literal["jax", "warp"] = "jax"
-    """MJX implementation (backend mjx only): jax (XLA) or warp (MuJoCo Warp, NVIDIA GPUs, needs warp-lang)."""
-    warp_nconmax: Optional[int] = None
-    """backend warp: contacts per world that its buffers hold (null: mujoco_warp's estimate for the model). A
-    world that overflows it in a step is reset and that transition not learned from (Env/diverged)."""
-    warp_njmax: Optional[int] = None
-    """backend warp: constraint rows per world (null: mujoco_warp's estimate); overflow handled as above."""
-    cuda_graph: bool = True
-    """backend warp on a GPU: replay the task logic of a step (observations, rewards, resets: a few hundred
-    small torch ops) as one CUDA graph after the physics' own graph (false: the task logic runs op by op)."""
-    physics_threads: int = 0
-    """Threads of the native backend (0: all cores)."""
-    decimation: int = 4
-    """Physics substeps per control step (0.005 s timestep: 50 Hz control)."""
     collisions: Literal["full", "feet"] = "full"
     """full: torso, thighs, calves and feet collide with the floor; a torso or thigh contact ends the episode and
     calf contacts are penalized (legged_gym). feet: only the feet collide (MuJoCo Playground's MJX Go1 model);
@@ -266,17 +246,16 @@ class LocomotionEnvConfig(EnvConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        require(self.physics_threads >= 0, "env.physics_threads", self.physics_threads, "an integer >= 0")
-        require(self.decimation >= 1, "env.decimation", self.decimation, "an integer >= 1")
         require(0 < self.fall_tilt <= math.pi, "env.fall_tilt", self.fall_tilt, "a number in (0, pi] (radians)")
         require(self.fall_height >= 0, "env.fall_height", self.fall_height, "a number >= 0 (metres)")
         require(self.min_base_height >= 0, "env.min_base_height", self.min_base_height, "a number >= 0 (metres)")
-        for name in ("solver_iterations", "ls_iterations", "warp_nconmax", "warp_njmax"):
+        for name in ("solver_iterations", "ls_iterations"):
             value = getattr(self, name)
             require(value is None or value >= 1, f"env.{name}", value, "null or an integer >= 1")
         require(self.episode_length_s > 0, "env.episode_length_s", self.episode_length_s, "a number > 0")
         require(self.clip_actions > 0, "env.clip_actions", self.clip_actions, "a number > 0")
-        allowed = OBS_TERMS + ("height_scan",)
+        from envs.tasks.locomotion.observations import TERM_NAMES as allowed  # the table (it imports this file)
+
         for term in self.policy_exclude:
             require(term in allowed, "env.policy_exclude", list(self.policy_exclude),
                     "a list of observation terms among " + ", ".join(allowed))

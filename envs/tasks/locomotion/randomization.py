@@ -1,0 +1,86 @@
+"""Per-env resets with domain randomization, and random pushes.
+
+A reset puts the robot at its start (the ground's start position, ``spawn_height`` above it, a random heading,
+the default pose times a random factor, small random base velocities) and draws the env's friction, added base
+mass and gain factor; a push overwrites the base's horizontal velocity. Fixed shapes: every draw is made for all
+envs and applied to the masked ones.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import mujoco
+import torch
+
+from envs.physics.base import Physics
+from envs.tasks.locomotion.state import LocomotionState
+from envs.tasks.locomotion.step import Addresses
+from envs.tasks.locomotion_config import RandomizationConfig
+from envs.tasks.rotations import from_yaw
+from envs.terrain.ground import Ground
+
+RANDOMIZED_FIELDS = ("geom_friction", "body_mass", "actuator_gainprm", "actuator_biasprm")
+"""Model fields that get per-env values."""
+
+Uniform = Callable[[tuple[int, ...], float, float], torch.Tensor]
+
+
+class Randomizer:
+    """Resets and pushes of the masked envs (see the module docstring)."""
+
+    def __init__(self, cfg: RandomizationConfig, model: mujoco.MjModel, adr: Addresses, default_joint_pos: torch.Tensor,
+                 held_pos: torch.Tensor, mass_body: int, spawn_height: float, uniform: Uniform):
+        device = default_joint_pos.device
+        self.cfg, self.adr, self.uniform = cfg, adr, uniform
+        self.default_joint_pos, self.held_pos, self.mass_body = default_joint_pos, held_pos, mass_body
+        self.spawn_height = spawn_height
+        self.nv = model.nv
+        self.qpos0 = torch.tensor(model.qpos0, device=device, dtype=torch.float32)
+        self.defaults = {name: torch.tensor(getattr(model, name), device=device, dtype=torch.float32)
+                         for name in RANDOMIZED_FIELDS}
+
+    def reset(self, physics: Physics, ground: Ground, state: LocomotionState, mask: torch.Tensor) -> None:
+        """Restart the masked envs at a randomized start and draw their model parameters."""
+        self._restart(physics, ground, mask)
+        self._randomize_model(physics, state, mask)
+
+    def _restart(self, physics: Physics, ground: Ground, mask: torch.Tensor) -> None:
+        adr, rnd, u = self.adr, self.cfg, self.uniform
+        N, J = mask.shape[0], self.default_joint_pos.shape[0]
+        qpos = self.qpos0.expand(N, -1).clone()
+        qpos[:, adr.base_pos] = ground.start_positions()
+        qpos[:, adr.base_pos.start + 2] += self.spawn_height
+        qpos[:, adr.base_quat] = from_yaw(u((N,), -math.pi, math.pi))
+        qpos[:, adr.joint_qpos] = self.default_joint_pos * u((N, J), *rnd.init_joint_scale)
+        if self.held_pos.numel():
+            qpos[:, adr.held_qpos] = self.held_pos
+        qvel = torch.zeros(N, self.nv, device=qpos.device)
+        qvel[:, adr.base_dofs] = u((N, 6), -rnd.init_base_vel, rnd.init_base_vel)
+        physics.reset(mask, qpos, qvel)
+
+    def _randomize_model(self, physics: Physics, state: LocomotionState, mask: torch.Tensor) -> None:
+        d, rnd, u, N = self.defaults, self.cfg, self.uniform, mask.shape[0]
+        friction = d["geom_friction"].expand(N, -1, -1).clone()
+        mu = u((N, 1), *rnd.friction)
+        friction[:, :, 0] = mu
+        mass = d["body_mass"].expand(N, -1).clone()
+        added = u((N,), *rnd.added_base_mass)
+        mass[:, self.mass_body] += added
+        gain = u((N, 1), *rnd.gain_scale)
+        drawn = torch.cat([mu, added.unsqueeze(1), gain], dim=1)
+        state.privileged = torch.where(mask.unsqueeze(1), drawn, state.privileged)
+        gainprm = d["actuator_gainprm"].expand(N, -1, -1).clone()
+        gainprm[:, :, 0] *= gain
+        biasprm = d["actuator_biasprm"].expand(N, -1, -1).clone()
+        biasprm[:, :, 1:3] *= gain.unsqueeze(-1)
+        physics.set_model_fields(mask, {"geom_friction": friction, "body_mass": mass,
+                                        "actuator_gainprm": gainprm, "actuator_biasprm": biasprm})
+
+    def push(self, physics: Physics, qvel: torch.Tensor, mask: torch.Tensor) -> None:
+        """Set the masked envs' horizontal base velocity to a uniform draw (takes effect during the next step)."""
+        v, start = self.cfg.push_vel_xy, self.adr.base_linvel.start
+        qvel = qvel.clone()
+        qvel[:, start:start + 2] = self.uniform((mask.shape[0], 2), -v, v)
+        physics.set_velocity(mask, qvel)

@@ -1,0 +1,193 @@
+"""Reward terms of velocity tracking (legged_gym's set plus foot slip, and biped terms), each a small function.
+
+A term is a function of the step's ``Context`` returning ``[N]`` values before weighting, registered under its
+own name with ``@term``; its weight is the field of that name in ``RewardScales`` (``locomotion_config.py``;
+a zero weight switches it off). A new reward is one function here and one weight there; a quantity no term had
+yet is one property of ``Step`` (``step.py``). At start-up ``check_weights`` makes sure the weights and the
+table name the same terms. Terms are pure: tests check each on hand-built contexts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import torch
+
+from envs.tasks.locomotion.state import LocomotionState
+from envs.tasks.locomotion.step import Step
+from envs.tasks.locomotion_config import RewardParams
+from envs.tasks.rotations import yaw_of
+from rl_core.errors import UserError
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a reward term may read after a step (``[N, ...]`` tensors on the env device)."""
+
+    s: Step
+    """The step's quantities (base and joint velocities, feet, contact forces, torques)."""
+    state: LocomotionState
+    """Task state: ``commands``, ``last_actions`` and ``last_joint_vel`` of before this step; ``air_time`` and
+    ``contact_time`` already advanced by it."""
+    actions: torch.Tensor
+    """This step's (clipped) actions ``[N, J]``."""
+    contact: torch.Tensor
+    """Feet on the ground ``[N, F]`` bool."""
+    first_contact: torch.Tensor
+    """Feet touching down this step ``[N, F]`` bool."""
+    penalized_contact: torch.Tensor
+    """Penalized bodies touching the floor ``[N, B]`` bool."""
+    base_height: torch.Tensor
+    """Base height above the ground below it ``[N]`` (m)."""
+    joint_offset: torch.Tensor
+    """The ``RewardParams.deviation_joints`` minus their default angles ``[N, K]``."""
+    left_feet: torch.Tensor
+    """Foot columns of the left feet, paired with ``right_feet`` (``envs/robots/mirror.py``)."""
+    right_feet: torch.Tensor
+    """Foot columns of the right feet."""
+    dt: float
+    """Control period (s)."""
+    sigma: float
+    """Width of the tracking kernels."""
+    params: RewardParams
+    """Targets and thresholds of the terms."""
+
+
+Term = Callable[[Context], torch.Tensor]
+TERMS: dict[str, Term] = {}
+"""Reward term name -> its function (filled by ``@term``, in definition order)."""
+
+
+def term(fn: Term) -> Term:
+    """Register ``fn`` as the reward term of its own name."""
+    TERMS[fn.__name__] = fn
+    return fn
+
+
+@term
+def tracking_lin_vel(x: Context) -> torch.Tensor:
+    return torch.exp(-torch.sum(torch.square(x.state.commands[:, :2] - x.s.lin_vel_b[:, :2]), dim=1) / x.sigma)
+
+
+@term
+def tracking_ang_vel(x: Context) -> torch.Tensor:
+    return torch.exp(-torch.square(x.state.commands[:, 2] - x.s.ang_vel_b[:, 2]) / x.sigma)
+
+
+@term
+def lin_vel_z(x: Context) -> torch.Tensor:
+    return torch.square(x.s.lin_vel_b[:, 2])
+
+
+@term
+def ang_vel_xy(x: Context) -> torch.Tensor:
+    return torch.sum(torch.square(x.s.ang_vel_b[:, :2]), dim=1)
+
+
+@term
+def orientation(x: Context) -> torch.Tensor:
+    return torch.sum(torch.square(x.s.gravity_b[:, :2]), dim=1)
+
+
+@term
+def torques(x: Context) -> torch.Tensor:
+    return torch.sum(torch.square(x.s.torques), dim=1)
+
+
+@term
+def dof_acc(x: Context) -> torch.Tensor:
+    return torch.sum(torch.square((x.s.joint_vel - x.state.last_joint_vel) / x.dt), dim=1)
+
+
+@term
+def action_rate(x: Context) -> torch.Tensor:
+    return torch.sum(torch.square(x.actions - x.state.last_actions), dim=1)
+
+
+@term
+def feet_air_time(x: Context) -> torch.Tensor:
+    """Air time of each foot at its touchdown minus 0.5 s; zero when no linear velocity is commanded."""
+    moving = torch.norm(x.state.commands[:, :2], dim=1) > 0.1
+    return torch.sum((x.state.air_time - 0.5) * x.first_contact, dim=1) * moving
+
+
+@term
+def feet_slip(x: Context) -> torch.Tensor:
+    """Horizontal speed squared of the feet in contact."""
+    return torch.sum(torch.sum(torch.square(x.s.foot_vel_w[:, :, :2]), dim=2) * x.contact, dim=1)
+
+
+@term
+def collision(x: Context) -> torch.Tensor:
+    return torch.sum(x.penalized_contact.float(), dim=1)
+
+
+@term
+def feet_air_time_biped(x: Context) -> torch.Tensor:
+    """Single stance only: the shorter of the stance foot's contact time and the swing foot's air time, capped at
+    ``air_time_threshold``; zero in double stance, in flight and when no linear velocity is commanded (Isaac
+    Lab's)."""
+    contact = x.contact
+    in_mode = torch.where(contact, x.state.contact_time, x.state.air_time)
+    single = torch.sum(contact.int(), dim=1) == 1
+    reward = torch.where(single.unsqueeze(1), in_mode, torch.zeros_like(in_mode)).min(dim=1).values
+    moving = torch.norm(x.state.commands[:, :2], dim=1) > 0.1
+    return reward.clamp(max=x.params.air_time_threshold) * moving
+
+
+@term
+def feet_clearance(x: Context) -> torch.Tensor:
+    """Swing feet away from the clearance height, weighted by how fast they move horizontally:
+    (z - h)^2 tanh(2 |v_xy|)."""
+    err = torch.square(x.s.foot_pos_w[:, :, 2] - x.params.feet_clearance_height)
+    speed = torch.tanh(2.0 * torch.norm(x.s.foot_vel_w[:, :, :2], dim=2))
+    return torch.sum(err * speed * ~x.contact, dim=1)
+
+
+@term
+def feet_distance(x: Context) -> torch.Tensor:
+    """How far each left foot is less than ``feet_min_distance`` to the left of its right foot, in the heading
+    frame (a crossed pair counts its whole overlap); summed over the pairs."""
+    foot_pos_w = x.s.foot_pos_w
+    d = foot_pos_w[:, x.left_feet, :2] - foot_pos_w[:, x.right_feet, :2]  # [N, P, 2]
+    yaw = yaw_of(x.s.base_quat).unsqueeze(1)
+    sideways = -torch.sin(yaw) * d[:, :, 0] + torch.cos(yaw) * d[:, :, 1]
+    return torch.sum((x.params.feet_min_distance - sideways).clamp(min=0.0), dim=1)
+
+
+@term
+def base_height(x: Context) -> torch.Tensor:
+    return torch.square(x.base_height - x.params.base_height_target)
+
+
+@term
+def joint_deviation(x: Context) -> torch.Tensor:
+    """Squared offset of the selected joints from their default angles."""
+    return torch.sum(torch.square(x.joint_offset), dim=1)
+
+
+@term
+def energy(x: Context) -> torch.Tensor:
+    return torch.sum(torch.abs(x.s.joint_torques * x.s.joint_vel), dim=1)
+
+
+@term
+def alive(x: Context) -> torch.Tensor:
+    return torch.ones_like(x.state.commands[:, 0])
+
+
+def check_weights(weights: Mapping[str, float], terms: Mapping[str, Term] = TERMS) -> None:
+    """The weights and the table must name the same terms; otherwise one line names the odd one out."""
+    for name in weights:
+        if name not in terms:
+            raise UserError(f"config error: env.rewards.{name} has no reward term in the table; terms: "
+                            f"{', '.join(terms)}")
+    for name in terms:
+        if name not in weights:
+            raise UserError(f"reward term '{name}' has no weight in env.rewards; weights: {', '.join(weights)}")
+
+
+def weighted(weights: Mapping[str, float], x: Context) -> dict[str, torch.Tensor]:
+    """Each switched-on term times its weight (``weights``: already times the control period)."""
+    return {name: w * TERMS[name](x) for name, w in weights.items()}

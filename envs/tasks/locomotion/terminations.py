@@ -1,0 +1,57 @@
+"""When an episode ends: a fall (terminated), a diverged simulation (terminated, not learned from), a time-out
+or the generated terrain's edge (truncated, bootstrapped)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from envs.physics.base import PhysicsReadout
+from envs.tasks.bounds import SpeedBounds
+from envs.tasks.locomotion.step import Step
+from envs.tasks.locomotion_config import LocomotionEnvConfig
+
+MAX_SANE_QVEL = 1e3
+"""A generalized velocity beyond this (m/s or rad/s) means the simulation has diverged (any robot; each robot
+also has tighter bounds derived from its size, ``envs/tasks/bounds.py``)."""
+
+
+@dataclass(frozen=True)
+class Judge:
+    """The task's termination rules for one robot (speed bounds resolved to columns)."""
+
+    cfg: LocomotionEnvConfig
+    bounds: SpeedBounds
+    joint_bound: torch.Tensor
+    """Each trained joint's speed bound ``[J]`` (rad/s)."""
+
+    def diverged(self, s: Step, reward: torch.Tensor) -> torch.Tensor:
+        """``[N]`` bool: a non-finite state, a speed beyond ``MAX_SANE_QVEL`` or the robot's bounds, a non-finite
+        reward or the backend's own alarm (the observation's own check comes later)."""
+        r: PhysicsReadout = s.r
+        finite = torch.isfinite(r.qpos).all(1) & torch.isfinite(r.qvel).all(1)
+        out = ~finite | (r.qvel.abs() > MAX_SANE_QVEL).any(1) | self._beyond_bounds(s)
+        out |= ~torch.isfinite(reward)
+        if r.unstable is not None:
+            out |= r.unstable.to(reward.device)
+        return out
+
+    def _beyond_bounds(self, s: Step) -> torch.Tensor:
+        """``[N]`` bool: the base or a joint moves faster than the robot's speed bounds (NaN: False)."""
+        b, qvel, adr = self.bounds, s.r.qvel, s.adr
+        lin = qvel[:, adr.base_linvel].norm(dim=1) > b.base_lin_vel
+        ang = qvel[:, adr.base_angvel].norm(dim=1) > b.base_ang_vel
+        return lin | ang | (qvel[:, adr.joint_dof].abs() > self.joint_bound).any(dim=1)
+
+    def fell(self, s: Step, base_height: torch.Tensor) -> torch.Tensor:
+        """``[N]`` bool: collisions=feet: the torso tilted beyond ``fall_tilt`` or sank below ``fall_height``;
+        full: a forbidden contact (or the base below ``min_base_height``)."""
+        cfg = self.cfg
+        if cfg.collisions == "feet":  # nothing but the feet touches the floor: judge the torso's pose
+            return (s.gravity_b[:, 2] > -math.cos(cfg.fall_tilt)) | (base_height < cfg.fall_height)
+        out = (s.forbidden_force > cfg.contact_force_threshold).any(1)
+        if cfg.min_base_height > 0:
+            out = out | (base_height < cfg.min_base_height)
+        return out
