@@ -177,7 +177,7 @@ def play(args: argparse.Namespace) -> dict[str, Any]:
 
     import torch
 
-    from envs.tasks.locomotion_config import LocomotionEnvConfig
+    from envs.tasks.mujoco_config import MujocoEnvConfig
     from rl_core.evaluation import evaluate
 
     run = load_run(args.checkpoint, args.task)
@@ -185,15 +185,15 @@ def play(args: argparse.Namespace) -> dict[str, Any]:
     if args.wandb:
         _wandb_run_id(path)  # fail before the evaluation, not after it
     env_cfg = dataclasses.replace(cfg.env, num_envs=args.num_envs or max(1, min(args.episodes, cfg.env.num_envs)))
-    is_mujoco_task = isinstance(env_cfg, LocomotionEnvConfig)
+    is_mujoco_task = isinstance(env_cfg, MujocoEnvConfig)
     if args.terrain:
         env_cfg = on_terrain(env_cfg, task, args.terrain, args.level)
     if args.backend:
         if not is_mujoco_task:
-            raise UserError(f"--backend applies to the MuJoCo locomotion tasks, not to the Gymnasium task {task}")
+            raise UserError(f"--backend applies to the MuJoCo tasks, not to the Gymnasium task {task}")
         env_cfg = dataclasses.replace(env_cfg, backend=args.backend)
     if args.viewer and not is_mujoco_task:
-        raise UserError(f"--viewer is for the MuJoCo locomotion tasks; use --video for the Gymnasium task {task}")
+        raise UserError(f"--viewer is for the MuJoCo tasks; use --video for the Gymnasium task {task}")
     if args.video and not is_mujoco_task:
         env_cfg = dataclasses.replace(env_cfg, render_mode="rgb_array")
     if (args.video or args.viewer) and not 0 <= args.video_env < env_cfg.num_envs:
@@ -339,7 +339,7 @@ def recorder(args: argparse.Namespace, env: Any, is_mujoco_task: bool):
     from envs import recorders
 
     if args.video:
-        make = recorders.locomotion_video if is_mujoco_task else recorders.gym_video
+        make = recorders.mujoco_video if is_mujoco_task else recorders.gym_video
         return make(env, args.video, args.video_env, args.video_seconds)
     if args.viewer:
         return recorders.viewer(env, args.video_env)

@@ -30,6 +30,7 @@ import numpy as np
 
 from deploy.onnx_policy import OnnxPolicy
 from deploy.terrain import HeightMap, HeightScan, TerrainEval, tiles, yaw_of
+from envs.tasks.locomotion.obs_table import TERM_NAMES as _TERMS  # the trainer's observation table
 from rl_core import breakdown
 from rl_core.errors import UserError
 
@@ -126,7 +127,8 @@ def load_scene(meta: dict[str, Any]) -> mujoco.MjModel:
     """The compiled scene stored in the metadata (``scene_mjb``: zlib-compressed MJB, base64)."""
     if "scene_mjb" not in meta:
         raise UserError("sim2sim: this policy file carries no scene (metadata scene_mjb; files exported before scenes "
-                        "were stored name a robot_xml instead); re-export it with play.py --checkpoint RUN --export-onnx")
+                        "were stored name a robot_xml instead); re-export it with play.py --checkpoint RUN "
+                        "--export-onnx")
     mjb = zlib.decompress(base64.b64decode(meta["scene_mjb"]))
     return mujoco.MjModel.from_binary_path("scene.mjb", {"scene.mjb": mjb})
 
@@ -211,7 +213,3 @@ def run(policy: OnnxPolicy, episodes: int, seed: int, terrain_eval: TerrainEval 
                          for k in edges}
     return out
 
-
-_TERMS = ("base_lin_vel", "base_ang_vel", "projected_gravity", "commands", "joint_pos", "joint_vel", "last_actions",
-          "height_scan")
-"""Observation terms this check knows how to build."""

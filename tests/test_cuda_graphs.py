@@ -58,10 +58,10 @@ def test_graphed_env_recaptures_after_reset_and_resumes_exactly():
     second = [env.step(actions)[0]["policy"].clone() for _ in range(5)]
     for x, y in zip(first, second):
         torch.testing.assert_close(x, y, atol=1e-3, rtol=0)  # atomics: summation order may differ
-    captures = env._graphed.captures
+    captures = env.graphed.captures
     env.reset(seed=2)
     env.step(actions)
-    assert env._graphed.captures == captures + 1
+    assert env.graphed.captures == captures + 1
 
 
 def test_graphed_env_detects_nan_physics_and_recovers():
@@ -137,6 +137,6 @@ def test_runner_trains_on_the_warp_backend_with_graphs(tmp_path):
     runner = OnPolicyRunner(env, cfg, task="quadruped-flat", run_dir=tmp_path, quiet=True)
     summary = runner.learn()
     assert summary["iterations"] == 4 and runner.alg._graphed is not None and runner.alg._graphed.graph is not None
-    assert env._graphed is not None and env._graphed.captures == 1
+    assert env.graphed is not None and env.graphed.captures == 1
     assert all(torch.isfinite(p).all() for p in runner.policy.parameters())
     assert (tmp_path / "checkpoints" / "model_4.pt").exists()

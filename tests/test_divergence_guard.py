@@ -80,7 +80,7 @@ def test_planted_explosions_never_reach_the_storage_nor_the_logged_statistics():
         if x is not None:
             assert torch.isfinite(x).all()
     # every stored observation is within the robot's bounds (the planted worlds were reset in the same step)
-    bound = env.env._obs_bound.max().item()
+    bound = env.env.obs_bound.max().item()
     assert s.obs.abs().max() <= bound
     assert s.obs.abs().max() < 50.0  # observations of healthy worlds stay within a few units
     physics = env.env.physics.read()
@@ -181,7 +181,7 @@ def test_a_world_beyond_the_speed_bounds_diverged_even_with_its_observation_in_b
     calf = env.robot.joint_names.index("FR_calf_joint")
     qvel[4, env.robot.joint_dof_adr[calf]] = 0.9 * b.joint_vel[calf]
     qvel[5, env.robot.joint_dof_adr[calf]] = -1.1 * b.joint_vel[calf]
-    assert env._beyond_bounds(qvel).tolist() == [False, False, True, True, False, True]
+    assert env.judge.beyond_bounds(qvel).tolist() == [False, False, True, True, False, True]
 
 
 def test_no_robot_starts_inside_the_terrain():

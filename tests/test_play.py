@@ -68,7 +68,7 @@ def test_gym_video_is_written_and_not_blank(cartpole_run, tmp_path, capsys):
 @pytest.mark.parametrize(("args", "message"), [
     (["--task", "Pendulum-v1"], "error: checkpoint error: {run}/checkpoints/model_3.pt was trained on task 'CartPole-v1', "
                                 "not 'Pendulum-v1'"),
-    (["--backend", "native"], "error: --backend applies to the MuJoCo locomotion tasks, not to the Gymnasium task "
+    (["--backend", "native"], "error: --backend applies to the MuJoCo tasks, not to the Gymnasium task "
                               "CartPole-v1"),
     (["--export-onnx", "policy.txt"], "error: --export-onnx=policy.txt is not allowed; expected a file name ending in .onnx"),
     (["--episodes", "-1"], "error: --episodes=-1 is not allowed; expected an integer >= 1 (0 only to export without "

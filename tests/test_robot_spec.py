@@ -15,7 +15,7 @@ import train
 from envs.robots.quadruped import QUADRUPED
 from envs.robots.spec import FILE_ACTUATORS
 from envs.scenes.assemble import build
-from envs.tasks import locomotion_rewards as R
+from envs.tasks.locomotion import rewards as R
 from envs.tasks.locomotion import LocomotionEnv
 from envs.tasks.locomotion_config import NoiseConfig
 from rl_core.errors import UserError

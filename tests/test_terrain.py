@@ -286,7 +286,7 @@ def test_a_robot_spawned_on_every_tile_stands_on_it():
     env = rough_env(8 * levels, columns=8, proportions=every)
     env.reset(seed=0)
     env.ground.levels.copy_(torch.arange(8 * levels) % levels)
-    env._reset_envs(env._all)  # restart everyone on the tiles set above
+    env.reset_envs(torch.ones(env.num_envs, dtype=torch.bool))  # restart everyone on the tiles set above
     assert len(set(zip(env.ground.levels.tolist(), env.ground.columns.tolist()))) == 8 * levels
     zero = torch.zeros(env.num_envs, env.num_joints)
     for _ in range(round(1.0 / env.dt)):
@@ -378,7 +378,7 @@ def test_restarted_rows_observed_alone_on_the_cpu_equal_the_fixed_shape_observat
         env = get_task("quadruped-rough").make_env(cfg, CPU)
         assert isinstance(env, LocomotionEnv)
         if fixed_shapes:  # the GPU's path, on the CPU (empty masks still skipped: the same random stream)
-            env._cpu = False
+            env.fixed_shapes = True
             env._needed = lambda mask: bool(mask.any())  # type: ignore[method-assign]
         g = torch.Generator().manual_seed(1)
         out = list(env.reset(seed=2).values())
@@ -419,7 +419,7 @@ def test_the_gpu_path_of_a_rough_step_has_no_host_sync():
     env = rough_env(16, levels=2, columns=2)
     env.cfg = dataclasses.replace(env.cfg, episode_length_s=0.2)  # episode ends (and curriculum moves) every 10 steps
     env.max_episode_length = 10
-    env._cpu = False
+    env.fixed_shapes = True
     env.reset(seed=0)
     actions = torch.zeros(env.num_envs, env.num_joints)
     with TaskSyncs() as mode:
