@@ -14,7 +14,7 @@ MOVE = torch.tensor([[0.5, 0.0, 0.0]])
 STAND = torch.zeros(1, 3)
 
 
-def air(air_time, contact_time, contact, commands, threshold):
+def biped_air(air_time, contact_time, contact, commands, threshold):
     return R.feet_air_time_biped(context(air_time=air_time, contact_time=contact_time, contact=contact,
                                          commands=commands, params=context(air_time_threshold=threshold)))
 
@@ -32,13 +32,13 @@ def distance(pos, quat, left, right, min_distance):
 def test_biped_air_time_only_in_single_stance_and_capped():
     air, stance = torch.tensor([[0.0, 0.3]]), torch.tensor([[0.25, 0.0]])
     contact = torch.tensor([[True, False]])
-    assert math.isclose(air(air, stance, contact, MOVE, 0.4).item(), 0.25, rel_tol=1e-6)  # min
-    assert math.isclose(air(air * 3, stance * 3, contact, MOVE, 0.4).item(), 0.4, rel_tol=1e-6)
+    assert math.isclose(biped_air(air, stance, contact, MOVE, 0.4).item(), 0.25, rel_tol=1e-6)  # min
+    assert math.isclose(biped_air(air * 3, stance * 3, contact, MOVE, 0.4).item(), 0.4, rel_tol=1e-6)
     both = torch.tensor([[True, True]])
-    assert air(air, stance, both, MOVE, 0.4).item() == 0.0  # double stance
+    assert biped_air(air, stance, both, MOVE, 0.4).item() == 0.0  # double stance
     none = torch.tensor([[False, False]])
-    assert air(air, stance, none, MOVE, 0.4).item() == 0.0  # flight
-    assert air(air, stance, contact, STAND, 0.4).item() == 0.0  # no linear command
+    assert biped_air(air, stance, none, MOVE, 0.4).item() == 0.0  # flight
+    assert biped_air(air, stance, contact, STAND, 0.4).item() == 0.0  # no linear command
 
 
 def test_feet_clearance_penalizes_low_moving_swing_feet_only():

@@ -52,7 +52,7 @@ class Planter:
             env.physics.set_velocity(torch.ones(N, dtype=torch.bool), qvel)
             commands = env.commands.clone()
             commands[5] = math.nan
-            env.commands = commands
+            env.state.commands = commands
         self.t += 1
         out = env.step(actions)
         self.invalid.append(out[4]["invalid"].clone())

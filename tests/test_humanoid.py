@@ -125,8 +125,7 @@ def test_biped_terms_are_off_for_the_quadruped():
 
 def test_standing_share_of_commands():
     env = still_env(commands=dataclasses.replace(HUMANOID_ENV.commands, standing_share=0.5, min_lin_vel=0.0))
-    env.num_envs = 4000  # only the command sampler runs at this size
-    env.commands = torch.zeros(4000, 3)
+    env.state.commands = torch.zeros(4000, 3)  # only the command sampler runs, at this size
     env.commands_of.sample(env.state, torch.ones(4000, dtype=torch.bool))
     zero = (env.commands == 0).all(1).float().mean().item()
     assert 0.45 < zero < 0.55

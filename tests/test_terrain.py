@@ -319,10 +319,10 @@ def test_a_robot_near_the_map_edge_is_truncated_not_terminated():
     qpos[0, 3:7] = torch.tensor([1.0, 0.0, 0.0, 0.0])
     mask = torch.tensor([True, False, False, False])
     env.physics.reset(mask, qpos, torch.zeros(4, env.model.nv))
-    env.episode_length.zero_()
+    env.state.episode_length.zero_()
     obs, _, term, trunc, info = env.step(torch.zeros(4, env.num_joints))
     assert trunc.tolist() == [True, False, False, False] and not term.any()
-    assert info["final_obs"] is not None and env.episode_length[0] == 0  # restarted on its tile
+    assert info["final_obs"] is not None and env.state.episode_length[0] == 0  # restarted on its tile
     start = env.physics.read().qpos[0, :2]
     assert (start - env.ground.origins[env.ground.levels[0], env.ground.columns[0], :2]).abs().max() <= 0.5
 
@@ -366,7 +366,7 @@ def test_rough_k_plus_k_resumed_equals_2k_straight(tmp_path):
     assert all(torch.equal(a[k], b[k]) for k in a)
     assert torch.equal(straight.env.ground.levels, end)
     for name in ("commands", "heading", "privileged"):
-        assert torch.equal(getattr(straight.env, name), getattr(resumed.env, name)), name
+        assert torch.equal(getattr(straight.env.state, name), getattr(resumed.env.state, name)), name
     assert torch.equal(straight.env.physics.read().qpos, resumed.env.physics.read().qpos)
 
 

@@ -78,7 +78,7 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
         self.adr = Addresses.of(rb, self.device)
         """Readout columns by meaning, resolved by name once."""
         self.ground = Ground(cfg.terrain, self.terrain, cfg.height_scan, self.num_envs, self.device, self.generator)
-        self.commands_of = Commands(cfg.commands, self.num_envs, self.generator, self.device)
+        self.commands_of = Commands(cfg.commands, self.generator, self.device)
         self.breakdown_edges = self.commands_of.breakdown_edges
         self._setup_actions()
         self._setup_observation()
