@@ -66,7 +66,7 @@ def mujoco_video(env: Filmable, path: str, index: int, seconds: float) -> Callba
 
     steps = int(seconds / env.dt)
     videos: list[VideoRecorder] = []  # made at the first frame, when the robot stands where it is filmed
-    gaited = isinstance(env, Gaited)
+    gait = env if isinstance(env, Gaited) else None
     contacts, commands, velocities = [], [], []
 
     def on_step(t: int) -> None:
@@ -76,20 +76,20 @@ def mujoco_video(env: Filmable, path: str, index: int, seconds: float) -> Callba
             videos.append(VideoRecorder(env.render_model(index), camera=env.camera))
         r = env.physics.read()
         videos[0].add(r.qpos[index].double().cpu().numpy(), f"env {index}  t {t * env.dt:5.2f} s\n" + env.caption(index))
-        if gaited:
-            contacts.append(env.last_contacts[index].cpu().numpy())
-            commands.append(env.commands[index].cpu().numpy())
-            velocities.append(env.measured(index))
+        if gait is not None:
+            contacts.append(gait.last_contacts[index].cpu().numpy())
+            commands.append(gait.commands[index].cpu().numpy())
+            velocities.append(gait.measured(index))
 
     def finish() -> None:
         if not videos:
             raise UserError(f"--video={path}: no step was filmed (the evaluation ended before its first step)")
         out = videos[0].save(path, fps=1.0 / env.dt)
         videos[0].close()
-        if not gaited:
+        if gait is None:
             print(f"wrote {out}")
             return
-        plot = save_gait_plot(np.array(contacts), env.dt, env.robot.foot_names, np.array(commands),
+        plot = save_gait_plot(np.array(contacts), env.dt, gait.robot.foot_names, np.array(commands),
                               np.array(velocities), Path(path).with_suffix(".png"))
         print(f"wrote {out} and {plot}")
 

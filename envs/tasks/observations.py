@@ -103,8 +103,11 @@ class ObservationLayout:
 
     def export_scales(self) -> dict[str, float | list[float]]:
         """Each term's scale by name (every term of the full observation), for the exported metadata."""
-        return {name: list(self.terms[name].scale) if isinstance(self.terms[name].scale, tuple)
-                else float(self.terms[name].scale) for name, _ in self.full}
+        out: dict[str, float | list[float]] = {}
+        for name, _ in self.full:
+            scale = self.terms[name].scale
+            out[name] = list(scale) if isinstance(scale, tuple) else float(scale)
+        return out
 
     def mirror_rules(self) -> dict[str, MirrorRule]:
         """Each term's mirror rule by name."""

@@ -57,6 +57,9 @@ to be filmed: 12 m with 8 m tiles, more than a 12 s evaluation episode walks (9.
 class LocomotionEnv(MujocoTask[LocomotionState]):
     """``cfg.num_envs`` copies of ``robot`` tracking random velocity commands; satisfies ``rl_core.env_api.VecEnv``."""
 
+    cfg: LocomotionEnvConfig
+    """The task's config."""
+
     def __init__(self, cfg: LocomotionEnvConfig, robot: RobotSpec, device: torch.device | str = "cpu"):
         if not isinstance(robot, RobotSpec):  # e.g. the former LocomotionEnv(cfg, device)
             raise TypeError(f"LocomotionEnv(cfg, robot, device): robot must be a RobotSpec, not {type(robot).__name__}")
@@ -117,7 +120,7 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
     def _setup_observation(self) -> None:
         cfg = self.cfg
         scan = cfg.height_scan.num_points if cfg.height_scan.enabled else 0
-        self.obs = ObservationLayout(observations.TABLE, {"joints": self.num_joints, "scan": scan},
+        self.obs = ObservationLayout(observations.TABLE, {"joints": self.num_joints, "feet": self.num_feet, "scan": scan},
                                      cfg.policy_exclude, cfg, cfg.noise.scale, self.device)
         self.obs_layout = self.obs.policy
         """The policy's observation terms in order, ``(name, size)`` (exported for deployment)."""
@@ -143,7 +146,8 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
         self._left_feet = torch.tensor(left, dtype=torch.long, device=dev)
         self._right_feet = torch.tensor(right, dtype=torch.long, device=dev)
         sides = side_pairs(rb.foot_names, rb.spec.mirror)
-        self.side_feet = tuple(torch.tensor(c, dtype=torch.long, device=dev) for c in sides) if sides[0] else None
+        self.side_feet = (torch.tensor(sides[0], dtype=torch.long, device=dev),
+                          torch.tensor(sides[1], dtype=torch.long, device=dev)) if sides[0] else None
         """Columns of the left feet and of their right twins (FL/FR, RL/RR; left_/right_), None without sides."""
 
     def _offer_mirror(self) -> None:
@@ -152,14 +156,15 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
         names, declared = self.robot.joint_names, self.robot.spec.mirror
         if declared is not None:
             check_declared(self.robot.spec.name, declared, names)
-        if not has_twins(names, declared) or self.cfg.height_scan.enabled or self.separate_critic:
+        rules = self.obs.mirror_rules()
+        if not has_twins(names, declared) or self.separate_critic or "none" in rules.values():
             return  # rl_core's augmentation mirrors the policy group only (a critic group has no mirror)
         joints = TensorMirror(joint_mirror(names, declared), self.device)
         if not torch.allclose(joints(self.default_joint_pos), self.default_joint_pos, atol=1e-6):
             return
         self.mirror_actions = joints
         """Mirror of actions ``[..., joints]`` (twin joints swapped, roll / yaw / abduction angles negated)."""
-        mirror = observation_mirror(self.obs_layout, self.obs.mirror_rules(), names, declared)
+        mirror = observation_mirror(self.obs_layout, rules, names, declared)
         self.mirror_obs = TensorMirror(mirror, self.device)
         """Mirror of raw policy observations (each term by its rule in ``observations.TABLE``)."""
 

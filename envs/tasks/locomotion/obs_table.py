@@ -27,7 +27,7 @@ TABLE = (
     ObsTerm("joint_vel", "joints", _S["joint_vel"], "noise.joint_vel", mirror="joints",
             doc="trained joints' velocities (rad/s)"),
     ObsTerm("last_actions", "joints", 1.0, mirror="joints", doc="the previous step's clipped actions"),
-    ObsTerm("height_scan", "scan", _S["height_scan"], "height_scan.noise", clip="height_scan.clip",
+    ObsTerm("height_scan", "scan", _S["height_scan"], "height_scan.noise", clip="height_scan.clip", mirror="none",
             doc="base height above the ground at each scan point minus the offset (m), clipped"),
 )
 """The policy's observation terms in order (``height_scan`` only when ``env.height_scan.enabled``)."""
