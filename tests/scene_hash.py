@@ -40,38 +40,23 @@ def _digest(rb: object) -> str:
 def _cases(tmp: Path) -> dict[str, Callable[[], object]]:
     from envs.robots.humanoid import HUMANOID
     from envs.robots.quadruped import QUADRUPED
-    from envs.robots.spec import FILE_ACTUATORS, ActuatorGroup, HeldJoints, RobotSpec, SimOverrides, WeldedJoints
+    from envs.robots.spec import FILE_ACTUATORS, HeldJoints, WeldedJoints
     from envs.scenes.assemble import build
     from envs.terrain.config import TerrainConfig
     from envs.terrain.generator import generate
-    from tests.robot_models import humanoid_xml, quadruped_xml, write
+    from tests.robot_models import humanoid_xml
+    from tests.test_robot_files import ARMS, _humanoid, _quadruped
 
-    anyq = RobotSpec(
-        name="anyq", mjcf=write(tmp, "anyq.xml", quadruped_xml()), base_body="base",
-        joints=("LF_.*", "RF_.*", "LH_.*", "RH_.*"), default_pose={".*_HAA": 0.0, ".*_HFE": 0.6, ".*_KFE": -1.2},
-        actuators=FILE_ACTUATORS, action_scale=0.25, base_height=0.46, foot_bodies=("(LF|RF|LH|RH)_SHANK",),
-        termination_contacts=("base",), penalized_contacts=(".*_THIGH",),
-        sim=SimOverrides(cone="pyramidal", impratio=1.0))
-    legs = tuple(f"{s}_{j}_joint" for s in ("left", "right") for j in ("hip_pitch", "hip_roll", "knee", "ankle_pitch"))
-    arms = r"waist_yaw_joint|.*_(shoulder_pitch|elbow)_joint"
-    biped = RobotSpec(
-        name="biped", mjcf=write(tmp, "biped.xml", humanoid_xml()), base_body="pelvis", joints=legs,
-        default_pose={".*_hip_pitch_joint": -0.2, ".*_hip_roll_joint": 0.0, ".*_knee_joint": 0.4,
-                      ".*_ankle_pitch_joint": -0.2},
-        actuators=(ActuatorGroup(".*_(hip_.*|knee)_joint", kp=150.0, kd=4.0, effort_limit=150.0, armature=0.02),
-                   ActuatorGroup(".*_ankle_pitch_joint", kp=80.0, kd=2.0, effort_limit=50.0, armature=0.01,
-                                 action_scale="effort"),
-                   ActuatorGroup(arms, kp=100.0, kd=2.0, effort_limit=60.0, armature=0.01, damping=0.5),
-                   ActuatorGroup(".*_wrist_joint", kp=5.0, kd=0.1, effort_limit=5.0, armature=0.001)),
-        action_scale=0.25, base_height=0.93, foot_bodies=("left_ankle_link", "right_ankle_link"),
-        termination_contacts=("pelvis", "torso"), penalized_contacts=(".*_thigh", ".*_shin"),
-        held=(HeldJoints(arms, pose={"waist_yaw_joint": 0.0, ".*_shoulder_pitch_joint": 0.2, ".*_elbow_joint": 0.5}),
-              HeldJoints(".*_wrist_joint", pose=0.0)))
-    welded = dataclasses.replace(biped, actuators=biped.actuators[:3], held=(HeldJoints(arms, pose=0.0),),
+    anyq, biped = _quadruped(tmp), _humanoid(tmp)
+    groups = biped.actuators
+    assert not isinstance(groups, str)
+    biped = dataclasses.replace(biped, actuators=(  # also an effort-derived action scale and a joint damping
+        groups[0], dataclasses.replace(groups[1], action_scale="effort"),
+        dataclasses.replace(groups[2], damping=0.5), groups[3]))
+    welded = dataclasses.replace(biped, actuators=biped.actuators[:3], held=(HeldJoints(ARMS, pose=0.0),),
                                  welded=(WeldedJoints(".*_wrist_joint", pose={"left_.*": 0.4, "right_.*": -0.3}),))
-    file_biped = dataclasses.replace(
-        biped, mjcf=write(tmp, "biped_file.xml", humanoid_xml(file_actuators=True)), actuators=FILE_ACTUATORS,
-        held=(HeldJoints(arms, pose=0.1),), welded=(WeldedJoints(".*_wrist_joint"),))
+    file_biped = _humanoid(tmp, xml=humanoid_xml(file_actuators=True), actuators=FILE_ACTUATORS,
+                           held=(HeldJoints(ARMS, pose=0.1),), welded=(WeldedJoints(".*_wrist_joint"),))
     terrain = generate(TerrainConfig(type="generated"))
     return {
         "quadruped full": lambda: build(QUADRUPED),

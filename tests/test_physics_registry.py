@@ -4,7 +4,10 @@ config's values all come from its table; a new row is a new backend everywhere."
 from __future__ import annotations
 
 import dataclasses
+import subprocess
+import sys
 import typing
+from pathlib import Path
 
 import pytest
 import torch
@@ -20,6 +23,7 @@ from envs.scenes.assemble import build
 from envs.tasks.locomotion_config import LocomotionEnvConfig
 from rl_core.errors import UserError
 
+ROOT = Path(__file__).resolve().parents[1]
 CUDA = torch.device("cuda")  # a device object only: nothing runs on it
 
 
@@ -107,3 +111,11 @@ def test_the_native_row_builds_native_physics():
     assert isinstance(physics, NativePhysics) and physics.num_envs == 2 and physics.nsubsteps == 4
     physics.step(torch.zeros(2, model.nu))
     assert torch.isfinite(physics.read().qpos).all()
+
+
+def test_the_registry_imports_neither_torch_nor_mujoco():
+    """Configs and command lines check a backend name before any expensive import."""
+    code = ("import sys; import envs.physics.registry as r; r.REGISTRY['warp'].available(); "
+            "print(sorted(m for m in ('torch', 'mujoco', 'jax', 'warp') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.strip() == "[]", out.stdout + out.stderr

@@ -45,13 +45,6 @@ def _import_jax() -> tuple[Any, Any, Any]:
     return jax, jnp, mjx
 
 
-def mjx_available() -> bool:
-    """Whether JAX and mujoco-mjx can be imported (without importing JAX)."""
-    import importlib.util
-
-    return importlib.util.find_spec("jax") is not None and importlib.util.find_spec("mujoco.mjx") is not None
-
-
 def jax_device_for(device: torch.device) -> Any:
     """The JAX device that shares memory with a torch device."""
     jax, _, _ = _import_jax()

@@ -87,9 +87,9 @@ def import_warp() -> tuple[Any, Any]:
 
 def warp_available() -> bool:
     """Whether warp-lang and mujoco-warp can be imported (without importing them)."""
-    import importlib.util
+    from envs.physics.registry import REGISTRY
 
-    return importlib.util.find_spec("warp") is not None and importlib.util.find_spec("mujoco_warp") is not None
+    return REGISTRY["warp"].available()
 
 
 class WarpPhysics:
