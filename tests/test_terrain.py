@@ -287,7 +287,7 @@ def test_a_robot_spawned_on_every_tile_stands_on_it():
     env.reset(seed=0)
     env.ground.levels.copy_(torch.arange(8 * levels) % levels)
     env.reset_envs(torch.ones(env.num_envs, dtype=torch.bool))  # restart everyone on the tiles set above
-    assert len(set(zip(env.ground.levels.tolist(), env.ground.columns.tolist()))) == 8 * levels
+    assert len(set(zip(env.ground.levels.tolist(), env.ground.columns.tolist(), strict=True))) == 8 * levels
     zero = torch.zeros(env.num_envs, env.num_joints)
     for _ in range(round(1.0 / env.dt)):
         _, _, term, trunc, _ = env.step(zero)
@@ -388,7 +388,7 @@ def test_restarted_rows_observed_alone_on_the_cpu_equal_the_fixed_shape_observat
         return out
 
     a, b = rollout(False), rollout(True)
-    assert all(torch.equal(x, y) for x, y in zip(a, b))
+    assert len(a) == len(b) and all(torch.equal(x, y) for x, y in zip(a, b, strict=True))
     assert sum(int(x.sum()) for x in a[5::4]) > 16  # many restarts
 
 
