@@ -34,7 +34,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="physics backend (MuJoCo tasks; default: the run's, where auto means native on a CPU)")
     p.add_argument("--json", help="write the metrics to this file")
     p.add_argument("--video", help="write an MP4 of one env (locomotion: plus a gait plot PNG next to it)")
-    p.add_argument("--video-env", type=int, default=0, help="which env to film, view or (--web) follow first (default 0)")
+    p.add_argument("--video-env", type=int, default=0,
+                   help="which env to film, view or (--web) follow first (default 0)")
     p.add_argument("--video-seconds", type=float, default=10.0, help="length of the video (default 10 s)")
     p.add_argument("--viewer", action="store_true", help="watch in MuJoCo's interactive viewer (needs a display)")
     p.add_argument("--web", action="store_true",
@@ -80,11 +81,13 @@ def validate(args: argparse.Namespace) -> None:
     if args.checkpoint is None:
         for flag in ("task", "num_envs", "backend", "video", "viewer", "export_onnx", "export_jit", "wandb"):
             if getattr(args, flag):
-                raise UserError(f"--{flag.replace('_', '-')} needs --checkpoint (--sim2sim alone runs only the ONNX file)")
+                raise UserError(f"--{flag.replace('_', '-')} needs --checkpoint "
+                                "(--sim2sim alone runs only the ONNX file)")
     for flag, suffix in (("video", ".mp4"), ("export_onnx", ".onnx"), ("json", ".json")):
         value = getattr(args, flag)
         if value and Path(value).suffix.lower() != suffix:
-            raise UserError(f"--{flag.replace('_', '-')}={value} is not allowed; expected a file name ending in {suffix}")
+            raise UserError(f"--{flag.replace('_', '-')}={value} is not allowed; "
+                            f"expected a file name ending in {suffix}")
     if args.viewer and not os.environ.get("DISPLAY") and sys.platform.startswith("linux"):
         raise UserError("--viewer needs a display (DISPLAY is not set); use --video OUT.mp4 on a headless machine")
     if args.backend == "mjx":
@@ -361,7 +364,8 @@ def report(metrics: dict[str, Any]) -> None:
             right = f" {other:12.4f}" if isinstance(other, (int, float)) else ""
             print(f"  {name:26s} {value:20.4f}{right}")
     if "diverged_episodes" in metrics:
-        print(f"  diverged episodes: {metrics['diverged_episodes']} (left out of every metric above: no success, no fall)")
+        print(f"  diverged episodes: {metrics['diverged_episodes']} "
+              "(left out of every metric above: no success, no fall)")
     terrain = metrics.get("terrain") or (sim or {}).get("terrain")
     if terrain is not None:
         rates = [m["terrain"]["success_rate"] for m in (metrics, sim or {}) if m.get("terrain")]

@@ -19,7 +19,8 @@ def quadruped_flat() -> TrainConfig:
 
 
 register(flat_task("quadruped-flat", QUADRUPED,
-                   description="12-DoF quadruped tracking velocity commands on flat ground (native MuJoCo on CPU, MJX on GPU)"))
+                   description="12-DoF quadruped tracking velocity commands on flat ground "
+                               "(native MuJoCo on CPU, MJX on GPU)"))
 ROUGH_QUADRUPED = dataclasses.replace(QUADRUPED, termination_contacts=("torso",),
                                       penalized_contacts=(".*_thigh", ".*_calf"))
 """On terrain the thighs brush stair edges: only a torso contact ends an episode, thigh and calf contacts are

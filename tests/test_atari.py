@@ -156,7 +156,8 @@ def test_breakout_trains_saves_plays_and_exports_on_the_cpu(tmp_path, capsys):
     summary = json.loads((run / "summary.json").read_text())
     assert summary["env_steps"] == 128 and summary["task"] == "BreakoutNoFrameskip-v4"
     assert "mean_game_score" in summary or summary["mean_episode_return"] is not None
-    code = play.main(["--checkpoint", str(run), "--episodes", "1", "--num-envs", "1", "--json", str(tmp_path / "m.json"),
+    code = play.main(["--checkpoint", str(run), "--episodes", "1", "--num-envs", "1",
+                      "--json", str(tmp_path / "m.json"),
                       "--export-onnx", str(tmp_path / "b.onnx"), "--sim2sim", str(tmp_path / "b.onnx")])
     out, err = capsys.readouterr()
     assert code == 0, err

@@ -37,7 +37,8 @@ class Planter:
 
     def __init__(self, env: LocomotionEnv, at: int):
         self.env, self.at, self.t = env, at, 0
-        self.num_envs, self.obs_dims, self.action_spec, self.device = env.num_envs, env.obs_dims, env.action_spec, env.device
+        self.num_envs, self.obs_dims = env.num_envs, env.obs_dims
+        self.action_spec, self.device = env.action_spec, env.device
         self.invalid: list[torch.Tensor] = []
 
     def reset(self, seed=None):
@@ -121,13 +122,13 @@ def test_speed_bounds_follow_the_robot():
     b = speed_bounds(q.model, q.joint_dof_adr, QUADRUPED.base_height, push_vel=0.0)
     assert b.base_lin_vel == pytest.approx(5 * math.sqrt(9.81 * 0.30))  # Froude speed 5 on 0.30 m
     assert b.base_ang_vel == pytest.approx(2 * b.base_lin_vel / 0.30)  # a cheetah's speed (10) over the height
-    by_name = dict(zip(q.joint_names, b.joint_vel))
+    by_name = dict(zip(q.joint_names, b.joint_vel, strict=True))
     # a calf (short lever) may spin faster than a thigh (the whole leg); every bound far above what it reaches
     assert by_name["FR_calf_joint"] > by_name["FR_thigh_joint"] > 60.0
     h = build(HUMANOID, "full")
     hb = speed_bounds(h.model, h.joint_dof_adr, HUMANOID.base_height, push_vel=0.0)
     assert hb.base_lin_vel > b.base_lin_vel  # a taller robot may move faster
-    ankle = dict(zip(h.joint_names, hb.joint_vel))["right_ankle_pitch_joint"]
+    ankle = dict(zip(h.joint_names, hb.joint_vel, strict=True))["right_ankle_pitch_joint"]
     assert ankle > 200.0  # a light foot on a short lever: a healthy 100 rad/s strike stays within
     doubled = speed_bounds(q.model, q.joint_dof_adr, QUADRUPED.base_height, push_vel=0.0, margin=2.0)
     assert doubled.base_lin_vel == pytest.approx(2 * b.base_lin_vel)

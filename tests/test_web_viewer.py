@@ -167,12 +167,14 @@ def test_gymnasium_task_is_one_line(tmp_path, capsys):
     make_runner(cfg, run_dir=tmp_path).learn()
     code, err = _play(capsys, "--checkpoint", str(tmp_path), "--web", "--port", str(_free_port()))
     assert code == 2
-    assert err.strip() == "error: --web is for the MuJoCo locomotion tasks; use --video for the Gymnasium task CartPole-v1"
+    assert err.strip() == ("error: --web is for the MuJoCo locomotion tasks; "
+                           "use --video for the Gymnasium task CartPole-v1")
 
 
 def test_web_runs_alone(quadruped_run, capsys):
     code, err = _play(capsys, "--checkpoint", str(quadruped_run), "--web", "--video", "x.mp4")
-    assert code == 2 and err.strip() == "error: --web runs alone, not with --video (the page has its own terrain picker)"
+    assert code == 2
+    assert err.strip() == "error: --web runs alone, not with --video (the page has its own terrain picker)"
 
 
 # ------------------------------------------------------------------------------------ the command hook
