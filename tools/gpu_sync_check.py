@@ -60,8 +60,8 @@ def main() -> int:
             for w in caught:
                 if "synchroniz" not in str(w.message):
                     continue
-                where = Path(w.filename).relative_to(ROOT) if str(ROOT) in w.filename else w.filename
-                counts[phase][f"{where}:{w.lineno}"] += 1
+                origin = Path(w.filename).relative_to(ROOT) if str(ROOT) in w.filename else w.filename
+                counts[phase][f"{origin}:{w.lineno}"] += 1
         torch.cuda.synchronize()
     steps = args.iterations * cfg.runner.num_steps_per_env
     for phase, c in counts.items():
