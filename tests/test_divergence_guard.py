@@ -40,6 +40,8 @@ class Planter:
         self.num_envs, self.obs_dims = env.num_envs, env.obs_dims
         self.action_spec, self.device = env.action_spec, env.device
         self.invalid: list[torch.Tensor] = []
+        self.observed: list[torch.Tensor] = []
+        """The policy observations the env returned, before the learner normalizes (and clips) them."""
 
     def reset(self, seed=None):
         return self.env.reset(seed)
@@ -57,6 +59,7 @@ class Planter:
         self.t += 1
         out = env.step(actions)
         self.invalid.append(out[4]["invalid"].clone())
+        self.observed.append(out[0]["policy"].clone())
         return out
 
     def close(self):
@@ -80,10 +83,12 @@ def test_planted_explosions_never_reach_the_storage_nor_the_logged_statistics():
     for x in (s.obs, s.critic_obs, s.rewards, s.values, s.returns, s.advantages):
         if x is not None:
             assert torch.isfinite(x).all()
-    # every stored observation is within the robot's bounds (the planted worlds were reset in the same step)
-    bound = env.env._obs_bound.max().item()
-    assert s.obs.abs().max() <= bound
-    assert s.obs.abs().max() < 50.0  # observations of healthy worlds stay within a few units
+    # every observation the env returned is within its column's bound, noise included (the planted worlds were
+    # reset in the same step); not the stored ones: normalized and clipped to policy.obs_clip (10), they cannot
+    # exceed a bound of 50 or more
+    observed = torch.stack(env.observed)
+    assert (observed.abs() <= env.env._obs_bound + env.env.noise_vec + 1e-4).all()
+    assert observed.abs().max() < 50.0  # observations of healthy worlds stay within a few units
     physics = env.env.physics.read()
     assert physics.qvel.abs().max() < env.env.bounds.base_ang_vel  # the worlds were reset, not left broken
     # logged statistics: means over the worlds that did not diverge
