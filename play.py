@@ -198,6 +198,8 @@ def play(args: argparse.Namespace) -> dict[str, Any]:
     if args.viewer and not is_mujoco_task:
         raise UserError(f"--viewer is for the MuJoCo locomotion tasks; use --video for the Gymnasium task {task}")
     if args.video and not is_mujoco_task:
+        if not hasattr(env_cfg, "render_mode"):  # neither locomotion nor Gymnasium: no recorder knows it yet
+            raise UserError(f"--video is not available for task {task}: it films locomotion and Gymnasium tasks")
         env_cfg = dataclasses.replace(env_cfg, render_mode="rgb_array")
     if (args.video or args.viewer) and not 0 <= args.video_env < env_cfg.num_envs:
         raise UserError(f"--video-env={args.video_env} is not allowed; expected 0..{env_cfg.num_envs - 1}")
