@@ -15,6 +15,9 @@ def run(path: str | Path, episodes: int, seed: int, terrain_eval: TerrainEval | 
     ``terrain_eval``: a locomotion policy on one tile type at one level (``deploy/sim2sim.py``)."""
     policy = OnnxPolicy(path)
     meta = policy.metadata
+    if "scene_mjb" in meta and "base_joint" not in meta:  # a MuJoCo task without a floating base (an arm)
+        raise UserError(f"policy file {path} has a scene but no base_joint: sim2sim runs legged robots and "
+                        "Gymnasium policies only")
     if "scene_mjb" in meta or "robot_xml" in meta:  # robot_xml: an older export (sim2sim says how to renew it)
         from deploy import sim2sim
 

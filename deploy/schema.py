@@ -227,7 +227,7 @@ def _is(value: Any, tag: str) -> bool:
         if inner.startswith("[") and inner.endswith("]"):  # a fixed-length tuple
             parts = [p.strip() for p in inner[1:-1].split(",")]
             return isinstance(value, list) and all(
-                isinstance(v, list) and len(v) == len(parts) and all(_is(x, p) for x, p in zip(v, parts))
+                isinstance(v, list) and len(v) == len(parts) and all(_is(x, p) for x, p in zip(v, parts, strict=True))
                 for v in value)
         return isinstance(value, list) and all(_is(v, inner) for v in value)
     raise ValueError(f"unknown schema type {tag!r}")
