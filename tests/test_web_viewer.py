@@ -200,7 +200,8 @@ def test_held_commands_last_through_resampling_and_resets():
         free_env.step(actions)
         resets += int((term | trunc).sum())
         assert torch.equal(held_env.commands, held)
-        assert torch.allclose(obs["policy"][:, 9:12], held * held_env.cmd_scale)  # what the policy sees
+        scale = torch.tensor(held_env.obs.export_scales()["commands"])
+        assert torch.allclose(obs["policy"][:, 9:12], held * scale)  # what the policy sees
     assert resets >= 4
     # the hold draws the same random numbers: both envs' streams are where they would be without it
     assert torch.equal(held_env.generator.get_state(), free_env.generator.get_state())
