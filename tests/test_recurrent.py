@@ -170,3 +170,22 @@ def test_resume_without_saved_hidden_state_would_differ(tmp_path):
     resumed.learn()
     a, b = straight.policy.state_dict(), resumed.policy.state_dict()
     assert any(not torch.equal(a[k], b[k]) for k in a)
+
+
+def test_memoryless_policies_step_without_a_state():
+    """``recurrent_steps`` on a policy without memory: no state, and the memoryless methods' numbers."""
+    from rl_core.env_api import ActionSpec
+    from rl_core.modules.actor_critic import ActorCritic
+    from rl_core.modules.recurrent_steps import actor_step, hidden_shape, init_hidden
+
+    small = PolicyConfig(actor_hidden_dims=(8,), critic_hidden_dims=(8,))
+    policy = ActorCritic(3, 2, ActionSpec(discrete=False, n=2), small)
+    obs, critic_obs = torch.randn(5, 3), torch.randn(5, 2)
+    assert hidden_shape(policy, 5) == () and init_hidden(policy, 5) is None
+    params, values, nxt = rollout_step(policy, obs, critic_obs, None)
+    assert nxt is None and torch.equal(params, policy.dist_params(obs))
+    assert torch.equal(values, policy.value(critic_obs))
+    assert actor_step(policy, obs, None)[1] is None
+    assert torch.equal(value_with_state(policy, critic_obs, None), values)
+    recurrent = ActorCritic(3, 2, ActionSpec(discrete=False, n=2), config("lstm").policy)
+    assert hidden_shape(recurrent, 5) == (4, 2, 5, 8)  # LSTM: (h, c) of the actor, then of the critic
