@@ -6,8 +6,8 @@
 Faults: a bad value for every CLI flag of train.py and play.py and for config overrides; damaged, foreign and
 malicious checkpoints (given to play.py and to train.py --resume); NaN physics; NaN learning; SIGKILL at random
 moments with a save every iteration (so some kills land inside a save); a full disk and a folder that
-became read-only during a checkpoint save; and memory growth over many iterations. Each row says how often the fault was tried and what came of it. ``tests/test_faults.py`` uses
-the same helpers with fewer repeats.
+became read-only during a checkpoint save; and memory growth over many iterations. Each row of the fault table
+says how often the fault was tried and what came of it.
 """
 
 from __future__ import annotations
@@ -71,7 +71,8 @@ CLI_CASES: list[tuple[str, list[str], str]] = [
     ("play", ["--checkpoint", "{ckpt}", "--seed", "1.5"], "argument --seed: invalid int value"),
     ("play", ["--checkpoint", "{ckpt}", "--backend", "physx"], "argument --backend: invalid choice"),
     ("play", ["--checkpoint", "{ckpt}", "--backend", "native"], "--backend applies to the MuJoCo tasks"),
-    ("play", ["--checkpoint", "{ckpt}", "--task", "Pendulum-v1"], "was trained on task 'CartPole-v1', not 'Pendulum-v1'"),
+    ("play", ["--checkpoint", "{ckpt}", "--task", "Pendulum-v1"],
+     "was trained on task 'CartPole-v1', not 'Pendulum-v1'"),
     ("play", ["--checkpoint", "{ckpt}", "--json", "out.yaml"], "--json=out.yaml is not allowed"),
     ("play", ["--checkpoint", "{ckpt}", "--video", "out.avi"], "--video=out.avi is not allowed"),
     ("play", ["--checkpoint", "{ckpt}", "--video", "out.mp4", "--video-env", "99"], "--video-env=99 is not allowed"),
@@ -192,9 +193,11 @@ def damaged_checkpoints(good: Path, out: Path, repeats: int, rng: random.Random,
     ckpt.save_atomic({**{k: v for k, v in data.items() if k != "checksum"}, "format_version": 99}, out / "future.pt")
     ckpt.save_atomic({**{k: v for k, v in data.items() if k != "checksum"}, "obs_dims": {"policy": 5}},
                      out / "other_obs_size.pt")
-    ckpt.save_atomic({**{k: v for k, v in data.items() if k != "checksum"}, "task": "Acrobot-v1"}, out / "other_task.pt")
+    ckpt.save_atomic({**{k: v for k, v in data.items() if k != "checksum"}, "task": "Acrobot-v1"},
+                     out / "other_task.pt")
     cases += [("empty file", out / "empty.pt"), ("random bytes", out / "junk.pt"),
-              ("foreign torch file", out / "foreign.pt"), ("malicious pickle (would write a file)", out / "malicious.pt"),
+              ("foreign torch file", out / "foreign.pt"),
+              ("malicious pickle (would write a file)", out / "malicious.pt"),
               ("newer format version", out / "future.pt"), ("other observation size", out / "other_obs_size.pt"),
               ("checkpoint of another task", out / "other_task.pt")]
     return cases
@@ -208,8 +211,8 @@ def try_checkpoint(path: Path, good_checksum: str, workdir: Path, marker: Path) 
 
     outcomes = set()
     for script, argv in (("play", ["--checkpoint", str(path), "--episodes", "1", "--task", "CartPole-v1"]),
-                         ("train", ["--resume", str(path), "--task", "CartPole-v1", "--run-dir", str(workdir / "resumed"),
-                                    "--quiet", "--max-iterations", "2"])):
+                         ("train", ["--resume", str(path), "--task", "CartPole-v1",
+                                    "--run-dir", str(workdir / "resumed"), "--quiet", "--max-iterations", "2"])):
         err = io.StringIO()
         with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
             try:
@@ -289,8 +292,8 @@ def nan_learning_run(run: Path, nan_after: int, reward: str = "nan") -> subproce
     """train.py on NanRewardCartPole (4 envs x 16 steps, a save every iteration) in a child process; ``reward``:
     what the rewards become after ``nan_after`` steps (nan: masked by the learner, the run stops on the sustained
     diverged share; 1e30: finite, the losses overflow)."""
-    return subprocess.run([sys.executable, "-c", TEST_TASKS, "--task", "NanCartPole-v0", "--num-envs", "4", "--max-iterations",
-                           "100", "--run-dir", str(run), "--quiet", "runner.num_steps_per_env=16",
+    return subprocess.run([sys.executable, "-c", TEST_TASKS, "--task", "NanCartPole-v0", "--num-envs", "4",
+                           "--max-iterations", "100", "--run-dir", str(run), "--quiet", "runner.num_steps_per_env=16",
                            "runner.save_interval=1",
                            # a finite bad reward would be scaled down by the generic config's reward normalizer
                            *([] if reward == "nan" else ["algorithm.normalize_rewards=false"])],
@@ -449,7 +452,8 @@ class NanInjector:
 
     def __init__(self, env: Any, ids: list[int], at: int):
         self.env, self.ids, self.at, self.t, self.detected = env, ids, at, 0, 0
-        self.num_envs, self.obs_dims, self.action_spec, self.device = env.num_envs, env.obs_dims, env.action_spec, env.device
+        self.num_envs, self.obs_dims = env.num_envs, env.obs_dims
+        self.action_spec, self.device = env.action_spec, env.device
 
     def reset(self, seed=None):
         return self.env.reset(seed)

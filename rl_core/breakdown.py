@@ -24,7 +24,8 @@ def bin_of(value: float, bin_edges: Sequence[float]) -> int:
     return min(max(bisect.bisect_right(bin_edges, value) - 1, 0), len(bin_edges) - 2)
 
 
-def rows(bin_edges: Sequence[float], counts: Sequence[float], sums: dict[str, Sequence[float]]) -> list[dict[str, float | None]]:
+def rows(bin_edges: Sequence[float], counts: Sequence[float], sums: dict[str, Sequence[float]]
+         ) -> list[dict[str, float | None]]:
     """One row per bin: its range, the number of steps, and the mean of every metric over those steps."""
     out = []
     for b, n in enumerate(counts):

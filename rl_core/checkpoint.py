@@ -100,7 +100,8 @@ def write_failure(e: BaseException, folder: Path) -> str:
 def _candidates(path: Path) -> list[Path]:
     """A run folder / checkpoints folder: its ``model_<it>.pt`` files, newest first."""
     folder = path / "checkpoints" if (path / "checkpoints").is_dir() else path
-    found = sorted(((int(m.group(1)), p) for p in folder.glob("model_*.pt") if (m := _NAME.search(p.name))), reverse=True)
+    found = sorted(((int(m.group(1)), p) for p in folder.glob("model_*.pt") if (m := _NAME.search(p.name))),
+                   reverse=True)
     if not found:
         raise CheckpointError(f"checkpoint error: no model_<iteration>.pt in {folder}")
     return [p for _, p in found]
@@ -178,8 +179,10 @@ def load(path: str | Path) -> dict[str, Any]:
         data = torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else "unsupported content"
-        raise CheckpointError(f"checkpoint error: {path} was refused by the safe loader (weights_only): {first}") from None
-    except (PermissionError, IsADirectoryError, NotADirectoryError, FileNotFoundError) as e:  # the file, not its content
+        raise CheckpointError(f"checkpoint error: {path} was refused by the safe loader (weights_only): "
+                              f"{first}") from None
+    except (PermissionError, IsADirectoryError, NotADirectoryError, FileNotFoundError) as e:
+        # the file, not its content
         raise CheckpointError(f"checkpoint error: {path} could not be read: {e.strerror or e}") from None
     except (RuntimeError, EOFError, zipfile.BadZipFile, OSError, ValueError) as e:  # torch says EINVAL for a torn file
         raise CheckpointError(f"checkpoint error: {path} is corrupt or not a checkpoint ({type(e).__name__})") from None
@@ -193,7 +196,8 @@ def load(path: str | Path) -> dict[str, Any]:
     missing = [k for k in _REQUIRED if k not in data]
     if missing:
         raise CheckpointError(f"checkpoint error: {path} lacks {', '.join(missing)}")
-    if not all(torch.isfinite(t).all() for t in data["policy"].values() if torch.is_tensor(t) and t.is_floating_point()):
+    if not all(torch.isfinite(t).all() for t in data["policy"].values()
+               if torch.is_tensor(t) and t.is_floating_point()):
         raise CheckpointError(f"checkpoint error: {path} holds non-finite policy parameters")
     return data
 
@@ -223,4 +227,5 @@ def check_compatible(data: dict[str, Any], task: str, env: Any, source: str) -> 
                               f"this env has {dict(env.obs_dims)}")
     spec = {"discrete": env.action_spec.discrete, "n": env.action_spec.n}
     if data.get("action_spec") != spec:
-        raise CheckpointError(f"checkpoint error: {source} has action space {data.get('action_spec')}, this env has {spec}")
+        raise CheckpointError(f"checkpoint error: {source} has action space {data.get('action_spec')}, "
+                              f"this env has {spec}")

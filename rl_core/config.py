@@ -55,7 +55,8 @@ class PolicyConfig:
     """Continuous actions: gaussian (the env clips samples to its bounds) or squashed_gaussian (tanh of a Gaussian
     scaled to the action bounds, exact log-probability; bounds [-1, 1] where the env gives none)."""
     orthogonal_init: bool = True
-    """Orthogonal weight init (gain sqrt(2) hidden, 0.01 actor output, 1.0 critic output); else torch defaults (rsl_rl)."""
+    """Orthogonal weight init (gain sqrt(2) hidden, 0.01 actor output, 1.0 critic output); else torch defaults
+    (rsl_rl)."""
     encoder: Literal["mlp", "cnn"] = "mlp"
     """mlp: the MLPs read the observation vector; cnn: a Nature CNN turns uint8 images [C, H, W] (scaled by
     1/255, no running normalizer) into features that the actor / critic MLPs read."""
@@ -86,7 +87,8 @@ class PolicyConfig:
         require(self.cnn_feature_dim >= 1, "policy.cnn_feature_dim", self.cnn_feature_dim, "an integer >= 1")
         require(self.init_noise_std > 0, "policy.init_noise_std", self.init_noise_std, "a number > 0")
         require(self.min_std > 0, "policy.min_std", self.min_std, "a number > 0")
-        require(self.max_std > self.min_std, "policy.max_std", self.max_std, f"a number > policy.min_std ({self.min_std})")
+        require(self.max_std > self.min_std, "policy.max_std", self.max_std,
+                f"a number > policy.min_std ({self.min_std})")
         require(self.obs_clip > 0, "policy.obs_clip", self.obs_clip, "a number > 0")
         require(self.memory_size >= 1, "policy.memory_size", self.memory_size, "an integer >= 1")
         require(self.memory_layers >= 1, "policy.memory_layers", self.memory_layers, "an integer >= 1")
@@ -169,7 +171,8 @@ class PPOConfig:
 
     def __post_init__(self) -> None:
         check_types(self, "algorithm.")
-        require(self.num_learning_epochs >= 1, "algorithm.num_learning_epochs", self.num_learning_epochs, "an integer >= 1")
+        require(self.num_learning_epochs >= 1, "algorithm.num_learning_epochs", self.num_learning_epochs,
+                "an integer >= 1")
         require(self.num_mini_batches >= 1, "algorithm.num_mini_batches", self.num_mini_batches, "an integer >= 1")
         require(self.clip_param > 0, "algorithm.clip_param", self.clip_param, "a number > 0")
         require(0 < self.gamma <= 1, "algorithm.gamma", self.gamma, "a number in (0, 1]")
@@ -178,7 +181,8 @@ class PPOConfig:
         require(self.entropy_coef >= 0, "algorithm.entropy_coef", self.entropy_coef, "a number >= 0")
         require(0 < self.learning_rate < 1, "algorithm.learning_rate", self.learning_rate, "a number in (0, 1)")
         require(self.desired_kl > 0, "algorithm.desired_kl", self.desired_kl, "a number > 0")
-        require(self.target_kl is None or self.target_kl > 0, "algorithm.target_kl", self.target_kl, "null or a number > 0")
+        require(self.target_kl is None or self.target_kl > 0, "algorithm.target_kl", self.target_kl,
+                "null or a number > 0")
         require(self.max_grad_norm > 0, "algorithm.max_grad_norm", self.max_grad_norm, "a number > 0")
         require(self.adam_eps > 0, "algorithm.adam_eps", self.adam_eps, "a number > 0")
         require(self.teacher is None or self.teacher.strip() != "", "algorithm.teacher", self.teacher,
@@ -241,7 +245,7 @@ class RunnerConfig:
         require(self.max_env_steps is None or self.max_env_steps >= 1, "runner.max_env_steps", self.max_env_steps,
                 "null or an integer >= 1")
         require(self.seed >= 0, "runner.seed", self.seed, "an integer >= 0")
-        require(self.device == "cpu" or self.device == "cuda" or (self.device.startswith("cuda:") and self.device[5:].isdigit()),
+        require(self.device in ("cpu", "cuda") or (self.device.startswith("cuda:") and self.device[5:].isdigit()),
                 "runner.device", self.device, "'cpu', 'cuda' or 'cuda:N'")
         require(self.save_interval >= 1, "runner.save_interval", self.save_interval, "an integer >= 1")
         require(self.torch_threads >= 0, "runner.torch_threads", self.torch_threads, "an integer >= 0")
@@ -267,9 +271,10 @@ class TrainConfig:
     def __post_init__(self) -> None:
         check_types(self)
         batch = self.env.num_envs * self.runner.num_steps_per_env
-        require(batch % self.algorithm.num_mini_batches == 0, "algorithm.num_mini_batches", self.algorithm.num_mini_batches,
+        mbs = self.algorithm.num_mini_batches
+        require(batch % mbs == 0, "algorithm.num_mini_batches", mbs,
                 f"a divisor of env.num_envs * runner.num_steps_per_env = {batch}")
-        require(batch // self.algorithm.num_mini_batches >= 2, "algorithm.num_mini_batches", self.algorithm.num_mini_batches,
+        require(batch // mbs >= 2, "algorithm.num_mini_batches", mbs,
                 f"at most {batch // 2} so that each minibatch holds 2 or more samples")
         if self.policy.recurrent:
             require(self.env.num_envs % self.algorithm.num_mini_batches == 0, "algorithm.num_mini_batches",

@@ -11,6 +11,7 @@ import ast
 import dataclasses
 import functools
 import inspect
+import itertools
 import textwrap
 import types
 import typing
@@ -119,7 +120,7 @@ def field_docs(cls: type) -> dict[str, str]:
         except (OSError, TypeError):
             continue
         body = tree.body[0].body  # type: ignore[attr-defined]
-        for node, nxt in zip(body, body[1:]):
+        for node, nxt in itertools.pairwise(body):
             if (
                 isinstance(node, ast.AnnAssign)
                 and isinstance(node.target, ast.Name)
@@ -144,8 +145,8 @@ def describe(cfg: Any, prefix: str = "") -> list[str]:
             lines += describe(value, prefix + f.name + ".")
         else:
             shown = list(value) if isinstance(value, tuple) else value
-            lines.append(f"  {prefix}{f.name}={yaml.safe_dump(shown, default_flow_style=True).strip().removesuffix('...').strip()}"
-                         f"  ({_type_name(hints[f.name])})  {docs.get(f.name, '')}")
+            text = yaml.safe_dump(shown, default_flow_style=True).strip().removesuffix('...').strip()
+            lines.append(f"  {prefix}{f.name}={text}  ({_type_name(hints[f.name])})  {docs.get(f.name, '')}")
     return lines
 
 
@@ -175,7 +176,8 @@ def apply_overrides(cfg: Any, overrides: dict[str, Any], _prefix: str = "") -> A
         head, _, rest = key.partition(".")
         names = [f.name for f in dataclasses.fields(cfg)]
         if head not in names:
-            raise ConfigError("override key", _prefix + key, "one of " + ", ".join(_prefix + n for n in names) + " (see --help)")
+            raise ConfigError("override key", _prefix + key,
+                              "one of " + ", ".join(_prefix + n for n in names) + " (see --help)")
         current = getattr(cfg, head)
         if rest:
             if not dataclasses.is_dataclass(current):
@@ -183,13 +185,14 @@ def apply_overrides(cfg: Any, overrides: dict[str, Any], _prefix: str = "") -> A
             nested.setdefault(head, {})[rest] = value
         else:
             if dataclasses.is_dataclass(current):
-                raise ConfigError("override key", _prefix + key,
-                                  f"a field of '{_prefix + head}', e.g. {_prefix + head}.{dataclasses.fields(current)[0].name}=...")
+                example = f"{_prefix + head}.{dataclasses.fields(current)[0].name}=..."
+                raise ConfigError("override key", _prefix + key, f"a field of '{_prefix + head}', e.g. {example}")
             nested[head] = value
     changes = {}
     for head, value in nested.items():
         current = getattr(cfg, head)
-        changes[head] = apply_overrides(current, value, f"{_prefix}{head}.") if isinstance(value, dict) and dataclasses.is_dataclass(current) else value
+        nested_cfg = isinstance(value, dict) and dataclasses.is_dataclass(current)
+        changes[head] = apply_overrides(current, value, f"{_prefix}{head}.") if nested_cfg else value
     return dataclasses.replace(cfg, **changes)
 
 

@@ -25,8 +25,9 @@ from rl_core.config import PolicyConfig, PPOConfig
 from rl_core.config_io import from_dict
 from rl_core.env_api import ActionSpec
 from rl_core.errors import CheckpointError, ConfigError, UserError
+from rl_core.learner import Learner
 from rl_core.modules.actor_critic import ActorCritic
-from rl_core.ppo import iteration_means
+from rl_core.modules.recurrent_steps import sequence_params
 from rl_core.storage import RolloutStorage, gather
 
 BATCH_KEYS = ("obs", "teacher_actions", "weights")
@@ -62,7 +63,8 @@ def teacher_policy_config(record: dict[str, Any]) -> PolicyConfig:
     if record["action_spec"].get("discrete"):
         raise ConfigError("algorithm.teacher", source, "a teacher with continuous actions (this one is discrete)")
     if cfg.recurrent:
-        raise ConfigError("algorithm.teacher", source, f"a memoryless teacher (this one has policy.memory={cfg.memory})")
+        raise ConfigError("algorithm.teacher", source,
+                          f"a memoryless teacher (this one has policy.memory={cfg.memory})")
     if cfg.encoder != "mlp":
         raise ConfigError("algorithm.teacher", source, f"a teacher with policy.encoder=mlp (this one: {cfg.encoder})")
     if "policy" not in record["obs_dims"]:
@@ -102,7 +104,7 @@ def distillation_loss(policy: ActorCritic, batch: dict[str, torch.Tensor], kind:
     """Mean over the valid samples (weight 1) of the per-element loss between the student's mean action and the
     teacher's action, averaged over the action's elements. Pure: reads ``batch``, changes nothing."""
     if "hidden" in batch:  # recurrent: padded trajectory segments [T, M, ...] from their initial states
-        params = policy.sequence_params(batch["obs"], batch["hidden"])
+        params = sequence_params(policy, batch["obs"], batch["hidden"])
     else:
         params = policy.dist_params(batch["obs"])
     student, target = policy.head.mode(params), batch["teacher_actions"]
@@ -114,13 +116,12 @@ def distillation_loss(policy: ActorCritic, batch: dict[str, torch.Tensor], kind:
     return (per_element.mean(-1) * w).sum() / w.sum().clamp(min=1.0)
 
 
-class Distillation:
-    """Owns the teacher, the student's optimizer and the learning rate; ``update`` consumes a filled
+class Distillation(Learner):
+    """Owns the teacher, the student's optimizer and the learning rate (``Learner``); ``update`` consumes a filled
     RolloutStorage whose ``teacher_actions`` the runner filled with ``label``."""
 
     LOG_NAMES = {"Loss/distillation": "distillation_loss", "Loss/learning_rate": "learning_rate",
                  "Loss/grad_norm": "grad_norm", "Loss/minibatch_updates": "num_minibatch_updates"}
-    """TensorBoard name -> key of ``update``'s result (the runner logs these)."""
 
     def __init__(self, policy: ActorCritic, cfg: PPOConfig, total_iterations: int, device: torch.device,
                  obs_dims: dict[str, int], action_spec: ActionSpec, teacher: dict[str, Any] | None = None):
@@ -133,29 +134,19 @@ class Distillation:
                 raise ConfigError("algorithm.teacher", None, "a checkpoint file or run folder of the teacher with "
                                   "algorithm.name=distillation")
             teacher = load_teacher(cfg.teacher)
-        self.policy, self.cfg, self.total_iterations = policy, cfg, total_iterations
+        self.policy = policy
         self.obs_dims, self.action_spec, self.device = dict(obs_dims), action_spec, device
         self.teacher_record = teacher
         self.teacher = build_teacher(teacher, self.obs_dims, action_spec, cfg.teacher_obs, device)
-        self.lr = torch.tensor(cfg.learning_rate, dtype=torch.float32, device=device)
         # The actor alone: the critic is not trained, and the std gets no gradient from a loss on the mean.
         skip = {id(p) for p in policy.critic_parameters()} | {id(p) for p in policy.head.parameters()}
         self._params = [p for p in policy.parameters() if id(p) not in skip]
-        self.optimizer = torch.optim.Adam(self._params, lr=self.lr, eps=cfg.adam_eps, fused=True,
-                                          capturable=device.type == "cuda")
-        self.found_inf = torch.zeros((), device=device)
-        self.optimizer.found_inf = self.found_inf  # type: ignore[attr-defined]  # read by the fused kernel
+        super().__init__(self._params, cfg, total_iterations, device)
 
     @torch.no_grad()
     def label(self, teacher_obs: torch.Tensor) -> torch.Tensor:
         """The teacher's deterministic action on raw observations of group ``cfg.teacher_obs``."""
         return self.teacher.act_inference(teacher_obs)
-
-    def set_iteration(self, iteration: int) -> None:
-        """Apply the linear schedule for ``iteration`` (fixed keeps its lr)."""
-        if self.cfg.schedule == "linear":
-            frac = 1.0 - iteration / max(1, self.total_iterations)
-            self.lr.fill_(max(self.cfg.learning_rate * frac, 0.0))
 
     def _step(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         """One minibatch: loss, gradients (averaged over ranks), clipping, the Adam step (skipped on the device when
@@ -165,10 +156,8 @@ class Distillation:
         loss.backward()
         distributed.average_gradients_(self._params)
         grad_norm = nn.utils.clip_grad_norm_(self._params, self.cfg.max_grad_norm)
-        bad = ~(torch.isfinite(loss) & torch.isfinite(grad_norm))
-        self.found_inf.copy_(bad)
-        self.optimizer.step()
-        return {"distillation_loss": loss.detach(), "grad_norm": grad_norm.detach(), "nonfinite": bad.float()}
+        nonfinite = self._guarded_step(loss, grad_norm)
+        return {"distillation_loss": loss.detach(), "grad_norm": grad_norm.detach(), "nonfinite": nonfinite}
 
     def update(self, storage: RolloutStorage, generator: torch.Generator | None) -> dict[str, torch.Tensor]:
         """Epochs x minibatches of the distillation loss; returns per-iteration means (on device)."""
@@ -181,18 +170,12 @@ class Distillation:
             flat = {k: v for k, v in storage.flat().items() if k in BATCH_KEYS}
             batches = (gather(flat, idx) for idx in
                        storage.minibatch_indices(cfg.num_mini_batches, cfg.num_learning_epochs, generator))
-        sums: dict[str, torch.Tensor] = {}
-        count = 0
-        for batch in batches:
-            for k, v in self._step(batch).items():
-                sums[k] = sums[k] + v if k in sums else v.clone()
-            count += 1
-        return iteration_means(sums, count, self.lr)
+        return self._means(self._step(batch) for batch in batches)
 
     # -- checkpoint
     def state_dict(self) -> dict:
         """Optimizer, learning rate and the teacher record (its weights included)."""
-        return {"optimizer": self.optimizer.state_dict(), "lr": float(self.lr), "teacher": self.teacher_record}
+        return {**super().state_dict(), "teacher": self.teacher_record}
 
     def load_state_dict(self, state: dict) -> None:
         """Restore; the teacher is rebuilt from the record in ``state`` (its file is not read)."""
@@ -201,8 +184,4 @@ class Distillation:
         self.teacher_record = state["teacher"]
         self.teacher = build_teacher(self.teacher_record, self.obs_dims, self.action_spec, self.cfg.teacher_obs,
                                      self.device)
-        self.optimizer.load_state_dict(state["optimizer"])
-        self.lr.fill_(state["lr"])
-        for g in self.optimizer.param_groups:
-            g["lr"] = self.lr
-            g["capturable"] = self.lr.device.type == "cuda"
+        super().load_state_dict(state)

@@ -142,7 +142,7 @@ def _sequence_parity(policy: ActorCritic, step: Any, steps: int, batch: int, see
         else:
             expected = policy.head.mode(policy.head.params(out)).numpy()
             err = max(err, float(np.abs(actions.astype(np.float64) - expected).max()))
-        for got, want in zip(states, _state_arrays(policy, state)):
+        for got, want in zip(states, _state_arrays(policy, state), strict=True):
             err = max(err, float(np.abs(got.astype(np.float64) - want).max()))
         if not err <= PARITY_ATOL:
             raise ExportError(f"export check failed: {what} differs from torch by {err:.3g} (allowed {PARITY_ATOL:g}) "
@@ -230,7 +230,7 @@ def export_onnx(policy: ActorCritic, path: str | Path, metadata: dict[str, Any],
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     if policy.is_recurrent:
         def step(obs: np.ndarray, states: list[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
-            out = session.run(output_names, {"obs": obs, **dict(zip(input_names[1:], states))})
+            out = session.run(output_names, {"obs": obs, **dict(zip(input_names[1:], states, strict=True))})
             return out[0], out[1:]
 
         return check_sequence_parity(policy, step, PARITY_SEQUENCE_STEPS, PARITY_SEQUENCE_BATCH, seed,

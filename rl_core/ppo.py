@@ -11,11 +11,14 @@ from rl_core import distributed
 from rl_core.config import PPOConfig
 from rl_core.errors import ConfigError
 from rl_core.graphed_update import GraphedMinibatch
+from rl_core.learner import Learner
 from rl_core.modules.actor_critic import ActorCritic
+from rl_core.modules.recurrent_steps import sequence_params_and_value
 from rl_core.storage import RolloutStorage, gather
 from rl_core.symmetry import Mirrors, augment, on_normalized
 
 LR_MIN, LR_MAX = 1e-5, 1e-2
+"""The adaptive schedule's bounds on the learning rate."""
 
 
 def normalize(x: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
@@ -42,7 +45,7 @@ def ppo_loss(policy: ActorCritic, batch: dict[str, torch.Tensor], cfg: PPOConfig
         return (x * w).sum() / w_sum
 
     if "hidden" in batch:  # recurrent: padded trajectory segments [T, M, ...] from their initial states
-        params, values = policy.sequence_params_and_value(batch["obs"], batch["critic_obs"], batch["hidden"])
+        params, values = sequence_params_and_value(policy, batch["obs"], batch["critic_obs"], batch["hidden"])
     else:
         params, values = policy.params_and_value(batch["obs"], batch["critic_obs"])
     log_probs = head.log_prob(params, batch["actions"])
@@ -54,7 +57,8 @@ def ppo_loss(policy: ActorCritic, batch: dict[str, torch.Tensor], cfg: PPOConfig
 
     log_ratio = log_probs - batch["log_probs"]
     ratio = torch.exp(log_ratio)
-    surrogate = mean(torch.max(-advantages * ratio, -advantages * ratio.clamp(1.0 - cfg.clip_param, 1.0 + cfg.clip_param)))
+    clipped_ratio = ratio.clamp(1.0 - cfg.clip_param, 1.0 + cfg.clip_param)
+    surrogate = mean(torch.max(-advantages * ratio, -advantages * clipped_ratio))
 
     returns, old_values = batch["returns"], batch["values"]
     if cfg.use_clipped_value_loss:
@@ -81,17 +85,6 @@ def kl_mean(kl: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
     return (kl * weights).sum() / weights.sum().clamp(min=1.0)
 
 
-def iteration_means(sums: dict[str, torch.Tensor], count: int, lr: torch.Tensor) -> dict[str, torch.Tensor]:
-    """An update's result: the means over its ``count`` minibatches of the summed metrics, the learning rate, the
-    number of minibatch updates and of non-finite ones (on device, no sync)."""
-    nonfinite = sums.pop("nonfinite")
-    out = {k: v / count for k, v in sums.items()}
-    out["learning_rate"] = lr.clone()
-    out["num_minibatch_updates"] = torch.tensor(float(count))
-    out["nonfinite_updates"] = nonfinite
-    return out
-
-
 def adaptive_lr(lr: torch.Tensor, kl: torch.Tensor, desired_kl: float) -> torch.Tensor:
     """rsl_rl / Brax rule without a host sync: shrink by 1.5 if KL > 2x target, grow by 1.5 if 0 < KL < target/2."""
     down = torch.clamp(lr / 1.5, min=LR_MIN)
@@ -99,8 +92,8 @@ def adaptive_lr(lr: torch.Tensor, kl: torch.Tensor, desired_kl: float) -> torch.
     return torch.where(kl > 2.0 * desired_kl, down, torch.where((kl > 0) & (kl < 0.5 * desired_kl), up, lr))
 
 
-class PPO:
-    """Owns the optimizer and the learning rate; ``update`` consumes a filled RolloutStorage."""
+class PPO(Learner):
+    """Owns the optimizer and the learning rate (``Learner``); ``update`` consumes a filled RolloutStorage."""
 
     LOG_NAMES = {
         "Loss/value": "value_loss", "Loss/surrogate": "surrogate_loss", "Loss/entropy": "entropy",
@@ -108,23 +101,14 @@ class PPO:
         "Policy/approx_kl": "approx_kl", "Policy/clip_fraction": "clip_fraction", "Policy/entropy": "entropy",
         "Loss/minibatch_updates": "num_minibatch_updates",
     }
-    """TensorBoard name -> key of ``update``'s result (the runner logs these; tools read these names)."""
 
     def __init__(self, policy: ActorCritic, cfg: PPOConfig, total_iterations: int, device: torch.device,
                  mirrors: Mirrors | None = None):
         """``mirrors``: the env's mirror functions (``rl_core.env_api.Symmetric``), needed by ``cfg.symmetry``."""
-        self.policy, self.cfg, self.total_iterations = policy, cfg, total_iterations
+        self.policy = policy
         self._mirror_obs = self._check_symmetry(policy, cfg, mirrors)
         self._mirror_actions = mirrors.actions if mirrors is not None else None
-        # The lr is a 0-d tensor that the fused Adam reads in place: the adaptive rule never syncs the host.
-        self.lr = torch.tensor(cfg.learning_rate, dtype=torch.float32, device=device)
-        # capturable on a GPU: the step counts live on the device, so a CUDA graph can replay the update.
-        self.optimizer = torch.optim.Adam(policy.parameters(), lr=self.lr, eps=cfg.adam_eps, fused=True,
-                                          capturable=device.type == "cuda")
-        # Read by the fused Adam kernel (as with a GradScaler): where it is non-zero the step leaves the parameters
-        # and the optimizer state untouched, decided on the device with no host sync.
-        self.found_inf = torch.zeros((), device=device)
-        self.optimizer.found_inf = self.found_inf  # type: ignore[attr-defined]  # read by the fused kernel
+        super().__init__(list(policy.parameters()), cfg, total_iterations, device)
         self._loss_backward = torch.compile(self._loss_and_backward) if cfg.compile else self._loss_and_backward
         critic = policy.critic_parameters()
         critic_ids = {id(p) for p in critic}
@@ -164,12 +148,6 @@ class PPO:
         loss.backward()
         return loss.detach(), metrics
 
-    def set_iteration(self, iteration: int) -> None:
-        """Apply the linear schedule for ``iteration`` (fixed and adaptive keep their own lr)."""
-        if self.cfg.schedule == "linear":
-            frac = 1.0 - iteration / max(1, self.total_iterations)
-            self.lr.fill_(max(self.cfg.learning_rate * frac, 0.0))
-
     def _minibatch(self, flat: dict[str, torch.Tensor], idx: torch.Tensor) -> dict[str, torch.Tensor]:
         """One minibatch: loss and gradients, adaptive lr, clipping, the Adam step (skipped on the device when the
         loss or gradient is not finite). Fixed shapes and no host sync, so a CUDA graph can capture it whole.
@@ -190,10 +168,7 @@ class PPO:
         distributed.average_gradients_(self._params)
         norms = [nn.utils.clip_grad_norm_(g, cfg.max_grad_norm) for g in self._groups]  # norms before clipping
         metrics["grad_norm"] = torch.linalg.vector_norm(torch.stack(norms))
-        bad = ~(torch.isfinite(loss) & torch.isfinite(metrics["grad_norm"]))
-        self.found_inf.copy_(bad)  # a non-finite loss or gradient skips this optimizer step
-        self.optimizer.step()
-        metrics["nonfinite"] = bad.float()
+        metrics["nonfinite"] = self._guarded_step(loss, metrics["grad_norm"])
         return metrics
 
     def update(self, storage: RolloutStorage, generator: torch.Generator | None) -> dict[str, torch.Tensor]:
@@ -201,8 +176,6 @@ class PPO:
         cfg = self.cfg
         if not cfg.normalize_advantage_per_minibatch:
             storage.advantages = normalize(storage.advantages, storage.weights)
-        sums: dict[str, torch.Tensor] = {}
-        count = 0
         steps: Iterator[dict[str, torch.Tensor]]
         if storage.hidden is not None:
             steps = (self._recurrent_minibatch(b) for b in
@@ -212,22 +185,6 @@ class PPO:
             indices = storage.minibatch_indices(cfg.num_mini_batches, cfg.num_learning_epochs, generator)
             steps = (self._graphed.run(flat, indices) if self._graphed is not None
                      else (self._minibatch(flat, idx) for idx in indices))
-        for metrics in steps:
-            for k, v in metrics.items():
-                sums[k] = sums[k] + v if k in sums else v.clone()
-            count += 1
-            if cfg.target_kl is not None and bool(metrics["kl"] > cfg.target_kl):  # opt-in early stop: one sync
-                break
-        return iteration_means(sums, count, self.lr)
-
-    # -- checkpoint
-    def state_dict(self) -> dict:
-        return {"optimizer": self.optimizer.state_dict(), "lr": float(self.lr)}
-
-    def load_state_dict(self, state: dict) -> None:
-        self.optimizer.load_state_dict(state["optimizer"])
-        # load_state_dict replaces the lr in param_groups; point it back at our tensor.
-        self.lr.fill_(state["lr"])
-        for g in self.optimizer.param_groups:
-            g["lr"] = self.lr
-            g["capturable"] = self.lr.device.type == "cuda"  # a checkpoint may come from the other kind of device
+        target_kl = cfg.target_kl
+        # opt-in early stop: one sync per minibatch
+        return self._means(steps, None if target_kl is None else lambda m: bool(m["kl"] > target_kl))

@@ -8,7 +8,7 @@ import sys
 import time
 from collections import deque
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 
@@ -17,11 +17,12 @@ from rl_core import distributed
 from rl_core.config import TrainConfig
 from rl_core.config_io import to_dict
 from rl_core.distillation import Distillation
-from rl_core.env_api import Checkpointable, Obs, Symmetric, VecEnv, obs_dtype, state_dict_of
+from rl_core.env_api import Checkpointable, Obs, StepInfo, Symmetric, VecEnv, obs_dtype, state_dict_of
 from rl_core.errors import CheckpointError, TrainingFault
 from rl_core.logging import Logger
 from rl_core.modules.actor_critic import ActorCritic
 from rl_core.modules.normalizer import ReturnNormalizer
+from rl_core.modules.recurrent_steps import actor_step, hidden_shape, init_hidden, rollout_step, value_with_state
 from rl_core.ppo import PPO
 from rl_core.stopping import StopRequest
 from rl_core.storage import RolloutStorage
@@ -29,6 +30,20 @@ from rl_core.symmetry import Mirrors
 
 _RESUME_SEED_STRIDE = 1_000_003
 _RANK_SEED_STRIDE = 7_919
+
+
+class _Acted(NamedTuple):
+    """The policy's side of one rollout step (``OnPolicyRunner._act``)."""
+
+    obs_n: torch.Tensor
+    critic_n: torch.Tensor
+    params: torch.Tensor
+    actions: torch.Tensor
+    log_probs: torch.Tensor
+    values: torch.Tensor
+    next_hidden: torch.Tensor | None
+    labels: torch.Tensor | None
+    """Distillation: the teacher's actions for this step (None for PPO)."""
 
 
 class OnPolicyRunner:
@@ -63,10 +78,10 @@ class OnPolicyRunner:
             self.alg = PPO(self.policy, cfg.algorithm, self.total_iterations, self.device, mirrors)
         head = self.policy.head
         # Distillation stores no critic observations (no critic is trained) but the teacher's actions.
-        self.storage = RolloutStorage(rc.num_steps_per_env, env.num_envs, self.policy.obs_shape,
-                                      self.policy.critic_obs_shape if self.policy.asymmetric and not self.distill else None,
+        critic_shape = self.policy.critic_obs_shape if self.policy.asymmetric and not self.distill else None
+        self.storage = RolloutStorage(rc.num_steps_per_env, env.num_envs, self.policy.obs_shape, critic_shape,
                                       head.action_dim, head.param_dim, self.device, obs_dtype(env),
-                                      self.policy.hidden_shape(env.num_envs),
+                                      hidden_shape(self.policy, env.num_envs),
                                       teacher_action_dim=head.action_dim if self.distill else 0)
         self.reward_normalizer = (ReturnNormalizer(env.num_envs, cfg.algorithm.gamma, self.device)
                                   if cfg.algorithm.normalize_rewards and not self.distill else None)
@@ -75,7 +90,7 @@ class OnPolicyRunner:
         self.env_steps = 0
         self.wall_time_s = 0.0
         self.obs: Obs | None = None
-        self.hidden: torch.Tensor | None = self.policy.init_hidden(env.num_envs, self.device)
+        self.hidden: torch.Tensor | None = init_hidden(self.policy, env.num_envs, self.device)
         """Recurrent policies: the actor-critic state before the next step, ``[K, L, N, H]`` (None otherwise)."""
         self._reset_seed = self.rank_seed
         N = env.num_envs
@@ -124,96 +139,116 @@ class OnPolicyRunner:
         first = next(iter(obs.values()))
         return out, bad if bad is not None else torch.zeros(first.shape[0], dtype=torch.bool, device=first.device)
 
+    def _act(self, obs: Obs, hidden: torch.Tensor | None) -> _Acted:
+        """The policy's step on ``obs`` (normalizers updated first). Recurrent: ``hidden`` is the state before this
+        step, ``next_hidden`` the state after it. Distillation (DAgger): the student acts (actor only), the teacher
+        labels the same step, and no log-probabilities or values are computed."""
+        policy, head = self.policy, self.policy.head
+        pol_obs = obs["policy"]
+        if isinstance(self.alg, Distillation):
+            policy.update_normalizers(pol_obs, None)
+            obs_n = policy.obs_normalizer(pol_obs)
+            params, next_hidden = actor_step(policy, obs_n, hidden)
+            actions = head.sample(params, self.generator)
+            labels = self.alg.label(obs[self.cfg.algorithm.teacher_obs])
+            return _Acted(obs_n, obs_n, params, actions, self._zeros, self._zeros, next_hidden, labels)
+        critic_obs = obs.get("critic")
+        policy.update_normalizers(pol_obs, critic_obs)
+        obs_n = policy.obs_normalizer(pol_obs)
+        critic_n = policy.critic_obs_normalizer(critic_obs) if policy.asymmetric else obs_n
+        params, values, next_hidden = rollout_step(policy, obs_n, critic_n, hidden)
+        actions = head.sample(params, self.generator)
+        return _Acted(obs_n, critic_n, params, actions, head.log_prob(params, actions), values, next_hidden, None)
+
+    def _final_values(self, info: StepInfo, truncated: torch.Tensor, next_hidden: torch.Tensor | None
+                      ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+        """V(final observation) of the envs that ended this step (0 where it or its value is not finite), and
+        ``[N]`` bool: a truncated env whose bootstrap value is not finite (``(None, None)`` without final
+        observations, or in distillation). With memory the final observation continues the finished episode, so it
+        is read in the state after this step (before the reset)."""
+        final_obs = info.get("final_obs")
+        if final_obs is None or self.distill:
+            return None, None
+        policy = self.policy
+        final_obs = self._to_device(final_obs)
+        final_critic = final_obs["critic"] if policy.asymmetric else final_obs["policy"]
+        finite_final, final_bad = self._finite_obs({"c": final_critic})
+        final_values = value_with_state(policy, policy.critic_obs_normalizer(finite_final["c"]), next_hidden)
+        final_bad = (final_bad | ~torch.isfinite(final_values)) & truncated
+        return torch.where(final_bad, torch.zeros_like(final_values), final_values), final_bad
+
+    def _track_episodes(self, t: int, rewards: torch.Tensor, done: torch.Tensor, invalid: torch.Tensor,
+                        info: StepInfo, log_sums: dict[str, torch.Tensor]) -> None:
+        """Step ``t``'s episode bookkeeping on the device: running returns and lengths, the buffers reduced once per
+        iteration, the env's log sums and per-episode statistics (none for an episode with an invalid step)."""
+        self.ep_return += rewards
+        self.ep_length += 1
+        self._ep_invalid |= invalid
+        self._done_buf[t] = done
+        self._ret_buf[t] = self.ep_return
+        self._len_buf[t] = self.ep_length
+        self._ep_invalid_buf[t] = self._ep_invalid
+        self.ep_return.masked_fill_(done, 0.0)
+        self.ep_length.masked_fill_(done, 0.0)
+        self._ep_invalid.masked_fill_(done, False)
+        for k, v in info.get("log", {}).items():
+            log_sums[k] = log_sums[k] + v if k in log_sums else v.clone()
+        for k, v in info.get("episode_stats", {}).items():
+            v = v.to(self.device)
+            self._episode_stat_buffer(k)[t] = torch.where(self._ep_invalid_buf[t], torch.full_like(v, math.nan), v)
+
     @torch.inference_mode()
     def collect(self) -> dict[str, torch.Tensor]:
         """Fill the storage with ``T`` steps of every env and compute advantages (distillation: the teacher's labels
         instead, no values). Returns env log sums."""
-        policy, head, storage = self.policy, self.policy.head, self.storage
+        storage, head = self.storage, self.policy.head
         discrete = self.env.action_spec.discrete
         obs, hidden = self.obs, self.hidden
         assert obs is not None
-        distill = self.alg if isinstance(self.alg, Distillation) else None
         log_sums: dict[str, torch.Tensor] = {}
         storage.clear()
         self._invalid_count.zero_()
         for t in range(storage.T):
-            pol_obs = obs["policy"]
-            labels = None
-            # Recurrent: `hidden` is the state before this step (stored), `next_hidden` the state after it.
-            if distill is not None:  # DAgger: the student acts (actor only), the teacher labels the same step
-                policy.update_normalizers(pol_obs, None)
-                obs_n = critic_n = policy.obs_normalizer(pol_obs)
-                params, next_hidden = policy.actor_step(obs_n, hidden)
-                actions = head.sample(params, self.generator)
-                log_probs = values = self._zeros
-                labels = distill.label(obs[self.cfg.algorithm.teacher_obs])
-            else:
-                critic_obs = obs.get("critic")
-                policy.update_normalizers(pol_obs, critic_obs)
-                obs_n = policy.obs_normalizer(pol_obs)
-                critic_n = policy.critic_obs_normalizer(critic_obs) if policy.asymmetric else obs_n
-                params, values, next_hidden = policy.rollout_step(obs_n, critic_n, hidden)
-                actions = head.sample(params, self.generator)
-                log_probs = head.log_prob(params, actions)
-
+            a = self._act(obs, hidden)
             next_obs, rewards, terminated, truncated, info = self.env.step(
-                actions.squeeze(-1).long() if discrete else head.env_action(actions))  # type: ignore[operator]  # Gaussian heads only
+                a.actions.squeeze(-1).long() if discrete
+                else head.env_action(a.actions))  # type: ignore[operator]  # Gaussian heads only
             next_obs, next_bad = self._finite_obs(self._to_device(next_obs))
             rewards, terminated, truncated = (x.to(self.device) for x in (rewards, terminated, truncated))
             # the transition is not learned from if it started or ended in a non-finite observation, or if its
-            # reward or value is not finite (the env's own verdict, info["invalid"], is added below)
-            bad = next_bad | self._obs_bad | ~torch.isfinite(rewards) | ~torch.isfinite(values)
+            # reward, value or bootstrap value is not finite, or if the env says so (info["invalid"], e.g. diverged
+            # physics: reset by the env)
+            bad = next_bad | self._obs_bad | ~torch.isfinite(rewards) | ~torch.isfinite(a.values)
             rewards = torch.where(torch.isfinite(rewards), rewards, torch.zeros_like(rewards))
-            values = torch.where(torch.isfinite(values), values, torch.zeros_like(values))
-
-            final_values = None
-            final_obs = info.get("final_obs")
-            if final_obs is not None and distill is None:
-                final_obs = self._to_device(final_obs)
-                final_critic = final_obs["critic"] if policy.asymmetric else final_obs["policy"]
-                # With memory: the final observation continues the finished episode, so it is read in the state
-                # after this step (before the reset below).
-                finite_final, final_bad = self._finite_obs({"c": final_critic})
-                final_values = policy.value_with_state(policy.critic_obs_normalizer(finite_final["c"]), next_hidden)
-                final_bad = (final_bad | ~torch.isfinite(final_values)) & truncated
+            values = torch.where(torch.isfinite(a.values), a.values, torch.zeros_like(a.values))
+            final_values, final_bad = self._final_values(info, truncated, a.next_hidden)
+            if final_bad is not None:
                 bad = bad | final_bad
-                final_values = torch.where(final_bad, torch.zeros_like(final_values), final_values)
-
-            env_invalid = info.get("invalid")  # e.g. diverged physics: reset by the env, not learned from
+            env_invalid = info.get("invalid")
             invalid = bad if env_invalid is None else bad | env_invalid.to(self.device)
             self._obs_bad = next_bad
             done = terminated | truncated
-            self.ep_return += rewards
-            self.ep_length += 1
-            self._ep_invalid |= invalid
-            self._done_buf[t] = done
-            self._ret_buf[t] = self.ep_return
-            self._len_buf[t] = self.ep_length
-            self._ep_invalid_buf[t] = self._ep_invalid
-            self.ep_return.masked_fill_(done, 0.0)
-            self.ep_length.masked_fill_(done, 0.0)
-            self._ep_invalid.masked_fill_(done, False)
-            for k, v in info.get("log", {}).items():
-                log_sums[k] = log_sums[k] + v if k in log_sums else v.clone()
-            for k, v in info.get("episode_stats", {}).items():  # an episode with an invalid step has none
-                v = v.to(self.device)
-                self._episode_stat_buffer(k)[t] = torch.where(self._ep_invalid_buf[t], torch.full_like(v, math.nan), v)
+            self._track_episodes(t, rewards, done, invalid, info, log_sums)
             learn_rewards = self.reward_normalizer(rewards, done) if self.reward_normalizer is not None else rewards
-            storage.add(obs_n, critic_n if policy.asymmetric else None, actions, log_probs, params, values,
-                        learn_rewards, terminated, truncated, final_values, invalid, hidden, labels)
-            if next_hidden is not None:  # a new episode starts from the zero state (no host sync)
-                ended = done if invalid is None else done | invalid
-                hidden = next_hidden.masked_fill_(ended.view(1, 1, -1, 1), 0.0)
+            storage.add(a.obs_n, a.critic_n if self.policy.asymmetric else None, a.actions, a.log_probs, a.params,
+                        values, learn_rewards, terminated, truncated, final_values, invalid, hidden, a.labels)
+            if a.next_hidden is not None:  # a new episode starts from the zero state (no host sync)
+                hidden = a.next_hidden.masked_fill_((done | invalid).view(1, 1, -1, 1), 0.0)
             obs = next_obs
-
-        if distill is None:
-            critic_last = obs["critic"] if policy.asymmetric else obs["policy"]
-            last_values = policy.value_with_state(policy.critic_obs_normalizer(critic_last), hidden)
-            last_values = torch.where(self._obs_bad, torch.full_like(last_values, math.nan), last_values)
-            storage.compute_returns(last_values, self.cfg.algorithm.gamma, self.cfg.algorithm.lam)
+        if not self.distill:
+            self._compute_returns(obs, hidden)
         self._invalid_count = (storage.weights == 0).sum().float()  # with the value targets GAE refused
         self.obs, self.hidden = obs, hidden
         return {k: v / storage.T for k, v in log_sums.items()}
+
+    def _compute_returns(self, obs: Obs, hidden: torch.Tensor | None) -> None:
+        """GAE over the stored rollout, bootstrapped from V(``obs``) after its last step (NaN where ``obs`` was not
+        finite: the storage then refuses that value target)."""
+        policy = self.policy
+        critic_last = obs["critic"] if policy.asymmetric else obs["policy"]
+        last_values = value_with_state(policy, policy.critic_obs_normalizer(critic_last), hidden)
+        last_values = torch.where(self._obs_bad, torch.full_like(last_values, math.nan), last_values)
+        self.storage.compute_returns(last_values, self.cfg.algorithm.gamma, self.cfg.algorithm.lam)
 
     def _episode_stat_buffer(self, name: str) -> torch.Tensor:
         buf = self._stat_bufs.get(name)
@@ -230,15 +265,16 @@ class OnPolicyRunner:
         ``stop`` (train.py's signal handlers): read before each iteration (under torchrun the ranks agree on it, one
         all-reduce per iteration); once set, the loop ends, a final checkpoint of the last finished iteration is
         written (unless it was just saved) and ``stopped_by`` holds the signal's number."""
-        end = self.total_iterations if num_iterations is None else min(self.total_iterations, self.iteration + num_iterations)
+        end = (self.total_iterations if num_iterations is None
+               else min(self.total_iterations, self.iteration + num_iterations))
         self.stopped_by = 0
         saved_at = self.iteration  # nothing new to save before the first iteration of this call
         if self.obs is None:
             self.obs, self._obs_bad = self._finite_obs(self._to_device(self.env.reset(seed=self._reset_seed)))
-            self.hidden = self.policy.init_hidden(self.env.num_envs, self.device)
+            self.hidden = init_hidden(self.policy, self.env.num_envs, self.device)
         rc = self.cfg.runner
-        logger = (Logger(self.run_dir, self.total_iterations, self.quiet, rc.logger, to_dict(self.cfg), rc.wandb_project)
-                  if self.run_dir is not None else None)
+        logger = (Logger(self.run_dir, self.total_iterations, self.quiet, rc.logger, to_dict(self.cfg),
+                         rc.wandb_project) if self.run_dir is not None else None)
         batch = self.cfg.batch_size * distributed.world_size()  # samples of all ranks
         save_interval = self.cfg.runner.save_interval
         try:
@@ -343,7 +379,7 @@ class OnPolicyRunner:
         keys += [f"Env/{k}" for k in env_log]
         values += [v.float().reshape(()) for v in env_log.values()]
         stacked = distributed.all_reduce_mean_(torch.stack([v.to(self.device) for v in values]))  # means over ranks
-        out = dict(zip(keys, stacked.tolist()))
+        out = dict(zip(keys, stacked.tolist(), strict=True))
         if self.recent_returns:
             out["Episode/mean_return"] = sum(self.recent_returns) / len(self.recent_returns)
             out["Episode/mean_length"] = sum(self.recent_lengths) / len(self.recent_lengths)
@@ -382,7 +418,8 @@ class OnPolicyRunner:
                 "ep_length": self.ep_length.clone() if env_state is not None else None,
             },
             "env": env_state,
-            "obs": {k: v.clone() for k, v in self.obs.items()} if (self.obs is not None and env_state is not None) else None,
+            "obs": ({k: v.clone() for k, v in self.obs.items()} if (self.obs is not None and env_state is not None)
+                    else None),
             # The recurrent state continues with the envs' episodes (restarted episodes start from zeros).
             "hidden": self.hidden.clone() if (self.hidden is not None and env_state is not None) else None,
         }
@@ -391,7 +428,8 @@ class OnPolicyRunner:
         """Write a checkpoint atomically; refuses (TrainingFault) to write non-finite parameters."""
         if not bool(self._parameters_finite()):
             raise TrainingFault(f"training stopped at iteration {self.iteration}: non-finite policy parameters; "
-                                f"{path} was not written; last good checkpoint: {self.last_checkpoint or 'none saved yet'}")
+                                f"{path} was not written; last good checkpoint: "
+                                f"{self.last_checkpoint or 'none saved yet'}")
         try:
             self.last_checkpoint = ckpt.save_atomic(self.state_dict(), path)
         except CheckpointError as e:  # a full disk, a folder that became unwritable: say what is still safe
@@ -431,7 +469,7 @@ class OnPolicyRunner:
             if self.hidden is not None:
                 saved = data.get("hidden")
                 self.hidden = (saved.to(self.device).clone() if saved is not None
-                               else self.policy.init_hidden(self.env.num_envs, self.device))
+                               else init_hidden(self.policy, self.env.num_envs, self.device))
             self.ep_return.copy_(ep["ep_return"])
             self.ep_length.copy_(ep["ep_length"])
         else:
@@ -439,7 +477,7 @@ class OnPolicyRunner:
             # so resuming twice from one checkpoint gives identical runs.
             self._reset_seed = self.rank_seed + _RESUME_SEED_STRIDE * self.iteration
             self.obs = None
-            self.hidden = self.policy.init_hidden(self.env.num_envs, self.device)
+            self.hidden = init_hidden(self.policy, self.env.num_envs, self.device)
             self.ep_return.zero_()
             self.ep_length.zero_()
 

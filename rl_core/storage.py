@@ -131,17 +131,10 @@ class RolloutStorage:
         B = self.T * self.N
         size = B // num_mini_batches
         for _ in range(num_epochs):
-            perm = torch.randperm(B, generator=generator, device=generator.device if generator is not None else self.device)
+            device = generator.device if generator is not None else self.device
+            perm = torch.randperm(B, generator=generator, device=device)
             for i in range(num_mini_batches):
                 yield perm[i * size:(i + 1) * size]
-
-    def minibatches(self, num_mini_batches: int, num_epochs: int, generator: torch.Generator | None
-                    ) -> Iterator[dict[str, torch.Tensor]]:
-        """The minibatches of ``minibatch_indices`` gathered (flattened after GAE)."""
-        flat = self.flat()
-        for idx in self.minibatch_indices(num_mini_batches, num_epochs, generator):
-            yield gather(flat, idx)
-
 
     # ------------------------------------------------------------------ recurrent: trajectory segments
     def trajectory_layout(self) -> dict[str, torch.Tensor]:

@@ -17,7 +17,7 @@ def params(runner):
 
 
 def assert_same(a, b):
-    assert len(a) == len(b) and all(torch.equal(x, y) for x, y in zip(a, b))
+    assert len(a) == len(b) and all(torch.equal(x, y) for x, y in zip(a, b, strict=True))
 
 
 def test_same_seed_bit_identical_and_other_seed_differs():
@@ -27,7 +27,7 @@ def test_same_seed_bit_identical_and_other_seed_differs():
         r.learn()
         runs.append(params(r))
     assert_same(runs[0], runs[1])
-    assert any(not torch.equal(x, y) for x, y in zip(runs[0], runs[2]))
+    assert any(not torch.equal(x, y) for x, y in zip(runs[0], runs[2], strict=True))
 
 
 def nested_equal(a, b):
@@ -36,7 +36,7 @@ def nested_equal(a, b):
     if isinstance(a, dict):
         return a.keys() == b.keys() and all(nested_equal(a[k], b[k]) for k in a)
     if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(nested_equal(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(nested_equal(x, y) for x, y in zip(a, b, strict=True))
     return a == b
 
 
@@ -83,7 +83,8 @@ def test_checkpoint_files_and_summary(tmp_path):
     assert data["iteration"] == 4 and data["task"] == "CartPole-v1"
     import json
     summary = json.loads((tmp_path / "summary.json").read_text())
-    for key in ("task", "iterations", "env_steps", "wall_time_s", "samples_per_s", "mean_episode_return", "mean_episode_length"):
+    for key in ("task", "iterations", "env_steps", "wall_time_s", "samples_per_s", "mean_episode_return",
+                "mean_episode_length"):
         assert key in summary
     assert summary["iterations"] == 4 and summary["env_steps"] == 4 * 64
     assert any(p.name.startswith("events.out.tfevents") for p in tmp_path.iterdir())

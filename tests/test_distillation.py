@@ -215,7 +215,7 @@ def test_student_learns_a_teacher_it_can_represent(tmp_path, memory):
     assert all(torch.equal(v, runner.alg.teacher.state_dict()[k]) for k, v in teacher_state.items())
     assert all(torch.equal(v, ckpt.load(teacher)["policy"][k]) for k, v in teacher_state.items())
     assert torch.equal(runner.policy.head.std(), std)
-    assert all(torch.equal(a, b) for a, b in zip(critic, runner.policy.critic_parameters()))
+    assert all(torch.equal(a, b) for a, b in zip(critic, runner.policy.critic_parameters(), strict=True))
 
 
 def test_student_cannot_learn_what_it_does_not_see(tmp_path):

@@ -28,8 +28,8 @@ from rl_core.runner import OnPolicyRunner
 from tests.helpers import make_runner, tiny_cartpole
 from tests.test_ppo import make_batch, policy_of
 from fault_injection import harness
-from fault_injection.harness import (CLI_CASES, NanInjector, kill_round, make_checkpoint, nan_learning_run, one_line_error,
-                                  rss_growth_mb, run_cli)
+from fault_injection.harness import (CLI_CASES, NanInjector, kill_round, make_checkpoint, nan_learning_run,
+                                     one_line_error, rss_growth_mb, run_cli)
 from fault_injection.signals import clean_stop, signal_round
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -84,7 +84,8 @@ class NanRewardsAfter:
 
     def __init__(self, env, at: int, factor: float = float("nan")):
         self.env, self.at, self.t, self.factor = env, at, 0, factor
-        self.num_envs, self.obs_dims, self.action_spec, self.device = env.num_envs, env.obs_dims, env.action_spec, env.device
+        self.num_envs, self.obs_dims = env.num_envs, env.obs_dims
+        self.action_spec, self.device = env.action_spec, env.device
 
     def reset(self, seed=None):
         return self.env.reset(seed)
@@ -141,7 +142,8 @@ def test_nonfinite_rewards_are_masked_and_a_sustained_share_stops_the_run(tmp_pa
     message = str(e.value)
     # iterations 2, 3 and 4 in the window: 2 of 3 fully diverged (66.67% > 50%)
     assert message.startswith("training stopped at iteration 4: 66.67% of transitions diverged over the last 3 "
-                              "iterations (runner.divergence_limit=0.5); usual causes: too few solver iterations"), message
+                              "iterations (runner.divergence_limit=0.5); usual causes: too few solver "
+                              "iterations"), message
     # model_3.pt: written at the end of learn(1); the stop comes before iteration 4's save
     assert message.endswith(f"last good checkpoint: {tmp_path / 'checkpoints' / 'model_3.pt'}")
     assert all(torch.isfinite(p).all() for p in runner.policy.parameters())
@@ -217,7 +219,8 @@ def test_resume_picks_the_newest_checkpoint_that_verifies(tmp_path, capsys):
     path, loaded = ckpt.load_newest(tmp_path)
     assert path == good and loaded["iteration"] == 2
     err = capsys.readouterr().err
-    assert "model_5.pt holds non-finite" in err and "model_4.pt fails its checksum" in err and "model_3.pt is corrupt" in err
+    assert "model_5.pt holds non-finite" in err and "model_4.pt fails its checksum" in err
+    assert "model_3.pt is corrupt" in err
 
 
 def test_sigkill_at_random_moments_loses_at_most_one_save_interval(tmp_path):
@@ -277,9 +280,10 @@ def test_memory_stays_flat_over_many_iterations():
 
 
 # ------------------------------------------------------------------------------------------- OS faults
-@pytest.mark.parametrize("error,reason", [(harness.FULL_DISK, "could not write"),
-                                          (PermissionError(errno.EROFS, "Read-only file system"), "Read-only file system"),
-                                          (OSError(errno.ENOSPC, "No space left on device"), "No space left on device")])
+@pytest.mark.parametrize("error,reason", [
+    (harness.FULL_DISK, "could not write"),
+    (PermissionError(errno.EROFS, "Read-only file system"), "Read-only file system"),
+    (OSError(errno.ENOSPC, "No space left on device"), "No space left on device")])
 def test_a_failed_save_stops_in_one_line_and_keeps_earlier_checkpoints(tmp_path, error, reason):
     from fault_injection.harness import failing_save_round
 

@@ -23,7 +23,7 @@ def test_mlp_matches_out_of_place_reference(activation: str) -> None:
         grads.append((out.detach(), [p.grad.clone() for p in model.parameters()]))
     (out_a, grads_a), (out_b, grads_b) = grads
     torch.testing.assert_close(out_a, out_b)
-    for ga, gb in zip(grads_a, grads_b):
+    for ga, gb in zip(grads_a, grads_b, strict=True):
         torch.testing.assert_close(ga, gb, rtol=1e-4, atol=1e-5)  # rounding: some derivatives come from the output
 
 

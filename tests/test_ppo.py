@@ -71,7 +71,8 @@ def test_value_loss_clipping():
     cfg = PPOConfig(entropy_coef=0.0, value_loss_coef=1.0)
     unclipped = dataclasses.replace(cfg, use_clipped_value_loss=False)
     # Old values equal to the current ones: clipping changes nothing.
-    torch.testing.assert_close(ppo_loss(policy, batch, cfg)[1]["value_loss"], ppo_loss(policy, batch, unclipped)[1]["value_loss"])
+    torch.testing.assert_close(ppo_loss(policy, batch, cfg)[1]["value_loss"],
+                               ppo_loss(policy, batch, unclipped)[1]["value_loss"])
     # Old values far away: the clipped prediction sits at old +- clip, and max() picks the larger error.
     with torch.no_grad():
         v = policy.value(batch["obs"])
@@ -119,7 +120,7 @@ def test_update_changes_parameters_and_applies_schedules():
         alg.set_iteration(5)
         out = alg.update(_storage(policy), torch.Generator().manual_seed(0))
         assert out["num_minibatch_updates"].item() == 8
-        assert any(not torch.equal(a, b) for a, b in zip(before, policy.parameters()))
+        assert any(not torch.equal(a, b) for a, b in zip(before, policy.parameters(), strict=True))
         if schedule == "fixed":
             assert abs(out["learning_rate"].item() - 1e-3) < 1e-9
         if schedule == "linear":
@@ -141,7 +142,8 @@ def _scaled_storage(policy, scale, T=8, N=16):
     for _ in range(T):
         b = make_batch(policy, N, seed=int(torch.randint(0, 10**6, (1,), generator=g)))
         s.add(b["obs"], None, b["actions"], b["log_probs"], b["dist_params"], b["values"] * scale,
-              torch.randn(N, generator=g) * scale, torch.zeros(N, dtype=torch.bool), torch.zeros(N, dtype=torch.bool), None)
+              torch.randn(N, generator=g) * scale, torch.zeros(N, dtype=torch.bool), torch.zeros(N, dtype=torch.bool),
+              None)
     s.compute_returns(torch.zeros(N), 0.99, 0.95)
     return s
 
@@ -152,7 +154,8 @@ def test_per_network_clipping_keeps_the_actor_step_independent_of_the_value_loss
         policy = policy_of()
         cfg = PPOConfig(schedule="fixed", num_mini_batches=1, num_learning_epochs=1, learning_rate=1e-2,
                         max_grad_norm=0.5, clip_grad_per_network=per_network)
-        PPO(policy, cfg, 10, torch.device("cpu")).update(_scaled_storage(policy, scale), torch.Generator().manual_seed(0))
+        PPO(policy, cfg, 10, torch.device("cpu")).update(_scaled_storage(policy, scale),
+                                                         torch.Generator().manual_seed(0))
         return torch.cat([p.detach().flatten() for p in policy.actor.parameters()])
 
     torch.testing.assert_close(actor_after(1000.0, True), actor_after(1.0, True), atol=1e-5, rtol=0)
@@ -170,7 +173,8 @@ def _update_once(compile: bool) -> dict[str, torch.Tensor]:
             params, values = policy.params_and_value(obs, obs)
             actions = policy.head.sample(params, g)
             storage.add(obs, None, actions, policy.head.log_prob(params, actions), params, values,
-                        torch.randn(4, generator=g), torch.rand(4, generator=g) < 0.1, torch.zeros(4, dtype=torch.bool), None)
+                        torch.randn(4, generator=g), torch.rand(4, generator=g) < 0.1,
+                        torch.zeros(4, dtype=torch.bool), None)
         storage.compute_returns(values, 0.99, 0.95)
     alg.update(storage, torch.Generator().manual_seed(2))
     return {k: v.clone() for k, v in policy.state_dict().items()}

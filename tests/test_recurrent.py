@@ -9,6 +9,7 @@ import torch
 from rl_core import checkpoint as ckpt
 from rl_core.config import EnvConfig, PolicyConfig, PPOConfig, RunnerConfig, TrainConfig
 from rl_core.errors import ConfigError
+from rl_core.modules.recurrent_steps import rollout_step, sequence_params_and_value, value_with_state
 from rl_core.runner import OnPolicyRunner
 from rl_core.storage import RolloutStorage
 
@@ -80,7 +81,7 @@ def test_minibatches_replay_the_rollout_exactly(memory):
     real_steps = 0
     with torch.no_grad():
         for batch in s.recurrent_minibatches(2, 1, torch.Generator().manual_seed(0)):
-            params, values = policy.sequence_params_and_value(batch["obs"], batch["critic_obs"], batch["hidden"])
+            params, values = sequence_params_and_value(policy, batch["obs"], batch["critic_obs"], batch["hidden"])
             real = batch["weights"] > 0
             torch.testing.assert_close(params[real], batch["dist_params"][real], atol=1e-5, rtol=0)
             torch.testing.assert_close(values[real], batch["values"][real], atol=1e-5, rtol=0)
@@ -99,10 +100,10 @@ def test_truncated_bootstrap_reads_the_state_before_the_reset():
     t, n = [int(i) for i in s.truncated.nonzero()[0]]
     with torch.no_grad():
         hidden = s.hidden[t].permute(1, 2, 0, 3)  # [K, L, N, H], the state before step t
-        _, _, after = policy.rollout_step(s.obs[t], s.critic_obs[t], hidden)
+        _, _, after = rollout_step(policy, s.obs[t], s.critic_obs[t], hidden)
         final = env.finals[t]["critic"]
-        expected = policy.value_with_state(final, after)[n]
-        zero_state = policy.value_with_state(final, torch.zeros_like(after))[n]
+        expected = value_with_state(policy, final, after)[n]
+        zero_state = value_with_state(policy, final, torch.zeros_like(after))[n]
     torch.testing.assert_close(s.final_values[t, n], expected, atol=1e-6, rtol=0)
     assert not torch.isclose(expected, zero_state, atol=1e-6)
 
@@ -134,8 +135,8 @@ def test_same_seed_bit_identical_other_seed_differs(memory):
         r = OnPolicyRunner(PointEnv(8), config(memory, iterations=3, seed=seed), task="point", quiet=True)
         r.learn()
         runs.append(params_of(r))
-    assert all(torch.equal(a, b) for a, b in zip(runs[0], runs[1]))
-    assert any(not torch.equal(a, b) for a, b in zip(runs[0], runs[2]))
+    assert all(torch.equal(a, b) for a, b in zip(runs[0], runs[1], strict=True))
+    assert any(not torch.equal(a, b) for a, b in zip(runs[0], runs[2], strict=True))
 
 
 @pytest.mark.parametrize("memory", ["lstm", "gru"])
@@ -169,3 +170,22 @@ def test_resume_without_saved_hidden_state_would_differ(tmp_path):
     resumed.learn()
     a, b = straight.policy.state_dict(), resumed.policy.state_dict()
     assert any(not torch.equal(a[k], b[k]) for k in a)
+
+
+def test_memoryless_policies_step_without_a_state():
+    """``recurrent_steps`` on a policy without memory: no state, and the memoryless methods' numbers."""
+    from rl_core.env_api import ActionSpec
+    from rl_core.modules.actor_critic import ActorCritic
+    from rl_core.modules.recurrent_steps import actor_step, hidden_shape, init_hidden
+
+    small = PolicyConfig(actor_hidden_dims=(8,), critic_hidden_dims=(8,))
+    policy = ActorCritic(3, 2, ActionSpec(discrete=False, n=2), small)
+    obs, critic_obs = torch.randn(5, 3), torch.randn(5, 2)
+    assert hidden_shape(policy, 5) == () and init_hidden(policy, 5) is None
+    params, values, nxt = rollout_step(policy, obs, critic_obs, None)
+    assert nxt is None and torch.equal(params, policy.dist_params(obs))
+    assert torch.equal(values, policy.value(critic_obs))
+    assert actor_step(policy, obs, None)[1] is None
+    assert torch.equal(value_with_state(policy, critic_obs, None), values)
+    recurrent = ActorCritic(3, 2, ActionSpec(discrete=False, n=2), config("lstm").policy)
+    assert hidden_shape(recurrent, 5) == (4, 2, 5, 8)  # LSTM: (h, c) of the actor, then of the critic

@@ -61,7 +61,8 @@ class PointEnv:
 
 
 def config(iterations=4):
-    return TrainConfig(env=EnvConfig(num_envs=8), policy=PolicyConfig(actor_hidden_dims=(16,), critic_hidden_dims=(16,)),
+    return TrainConfig(env=EnvConfig(num_envs=8),
+                       policy=PolicyConfig(actor_hidden_dims=(16,), critic_hidden_dims=(16,)),
                        algorithm=PPOConfig(num_mini_batches=2, num_learning_epochs=2, normalize_rewards=True),
                        runner=RunnerConfig(num_steps_per_env=10, max_iterations=iterations, seed=3))
 

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from rl_core.storage import RolloutStorage
+from rl_core.storage import RolloutStorage, gather
 
 
 def filled(T=6, N=5):
@@ -20,7 +20,9 @@ def test_every_sample_once_per_epoch_in_fresh_order():
     s = filled()
     epochs, mbs = 3, 5
     seen, orders = [], []
-    for i, batch in enumerate(s.minibatches(mbs, epochs, torch.Generator().manual_seed(0))):
+    flat = s.flat()  # as PPO and distillation read it: the flat views gathered by each minibatch's indices
+    for i, idx in enumerate(s.minibatch_indices(mbs, epochs, torch.Generator().manual_seed(0))):
+        batch = gather(flat, idx)
         # All fields of one row belong to the same (t, n).
         assert torch.equal(batch["obs"][:, 0], batch["actions"][:, 0])
         assert torch.equal(batch["obs"][:, 0], batch["log_probs"])
@@ -42,3 +44,20 @@ def test_add_beyond_capacity_raises():
     with pytest.raises(RuntimeError):
         s.add(torch.zeros(2, 3), None, torch.zeros(2, 2), torch.zeros(2), torch.zeros(2, 4), torch.zeros(2),
               torch.zeros(2), torch.zeros(2, dtype=torch.bool), torch.zeros(2, dtype=torch.bool), None)
+
+
+def test_flat_views_and_gather_keep_critic_and_teacher_rows_aligned():
+    T, N = 3, 4
+    s = RolloutStorage(T, N, obs_shape=2, critic_obs_shape=3, action_dim=1, param_dim=2, device=torch.device("cpu"),
+                       teacher_action_dim=1)
+    for t in range(T):
+        ids = torch.arange(N, dtype=torch.float32) + 10 * t
+        s.add(ids[:, None].expand(N, 2), -ids[:, None].expand(N, 3), ids[:, None], ids, ids[:, None].expand(N, 2),
+              ids, torch.zeros(N), torch.zeros(N, dtype=torch.bool), torch.zeros(N, dtype=torch.bool), None,
+              teacher_actions=2 * ids[:, None])
+    flat = s.flat()
+    assert flat["obs"].data_ptr() == s.obs.data_ptr()  # views, no copy
+    batch = gather(flat, torch.tensor([5, 0, 11]))
+    ids = batch["obs"][:, 0]
+    assert ids.tolist() == [11.0, 0.0, 23.0]  # flat sample t * N + n
+    assert torch.equal(batch["critic_obs"][:, 0], -ids) and torch.equal(batch["teacher_actions"][:, 0], 2 * ids)

@@ -176,7 +176,8 @@ def test_one_update_with_augment_runs():
     before = [p.detach().clone() for p in policy.parameters()]
     out = alg.update(s, torch.Generator().manual_seed(0))
     assert out["num_minibatch_updates"].item() == 2 and out["nonfinite_updates"].item() == 0
-    assert torch.isfinite(out["kl"]) and any(not torch.equal(a, b) for a, b in zip(before, policy.parameters()))
+    assert torch.isfinite(out["kl"])
+    assert any(not torch.equal(a, b) for a, b in zip(before, policy.parameters(), strict=True))
 
 
 def test_runner_refuses_symmetry_for_an_env_without_a_mirror():

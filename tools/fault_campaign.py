@@ -45,6 +45,10 @@ from fault_injection.harness import STEP_SLEEP_ENV
 from fault_injection.signals import clean_stop, signal_round, signals_during_save_round, torchrun_sigterm_round
 
 
+Row = tuple[str, int, str]
+"""One line of the fault table: the fault, how often it was tried, what came of it."""
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=(__doc__ or '').splitlines()[0])
     p.add_argument("--repeats", type=int, default=10, help="tries of each random fault (default 10)")
@@ -53,7 +57,7 @@ def main() -> int:
     p.add_argument("--only", choices=("signals",), help="only these rows (signals: a few minutes)")
     args = p.parse_args()
     rng = random.Random(args.seed)
-    rows: list[tuple[str, int, str]] = []
+    rows: list[Row] = []
     t0 = time.time()
 
     if args.only == "signals":
@@ -65,117 +69,149 @@ def main() -> int:
         tmp = Path(tmp_name)
         run = make_checkpoint(tmp / "cartpole")
         good = run / "checkpoints" / "model_2.pt"
-        (tmp / "junk.onnx").write_bytes(b"not an onnx file")
-        ok: Counter[str] = Counter()
-        failures: list[str] = []
-        for i, (script, argv, expected) in enumerate(CLI_CASES):
-            argv = [a.format(ckpt=good, junk=tmp / "junk.onnx") for a in argv]
-            workdir = tmp / f"cli_{i}"
-            workdir.mkdir()
-            result = run_cli(script, argv, workdir)
-            if one_line_error(result, expected):
-                ok[script] += 1
-            else:
-                failures.append(f"{script} {' '.join(argv)}: {result}")
-        for script in ("train", "play"):
-            n = sum(1 for s, _, _ in CLI_CASES if s == script)
-            rows.append((f"{script}.py: a bad value for every flag" + (" and config overrides" if script == "train" else ""),
-                         n, f"{ok[script]}/{n} one-line error, exit 2, before any env is built, nothing written"))
-        for f in failures:
-            print("CLI case failed:", f, file=sys.stderr)
-
-        from rl_core import checkpoint as ckpt
-
-        import torch
-
-        good_sum = ckpt.checksum(torch.load(good, weights_only=True))
-        by_kind: dict[str, Counter] = {}
-        marker = tmp / "pwned"
-        for kind, path in damaged_checkpoints(good, tmp / "damaged", args.repeats, rng, marker):
-            by_kind.setdefault(kind, Counter())[try_checkpoint(path, good_sum, tmp / "work", marker)] += 1
-        for kind, outcomes in by_kind.items():
-            rows.append((f"checkpoint: {kind} (play.py and train.py --resume)", sum(outcomes.values()),
-                         ", ".join(f"{n}x {o}" for o, n in outcomes.items())))
-
-        recovered = 0
-        for i in range(args.repeats):
-            folder = tmp / f"torn_{i}"
-            folder.mkdir()
-            (folder / "model_2.pt").write_bytes(good.read_bytes())
-            blob = good.read_bytes()
-            (folder / "model_3.pt").write_bytes(blob[: rng.randrange(0, len(blob))])
-            with contextlib.redirect_stderr(io.StringIO()):
-                path, _ = ckpt.load_newest(folder)
-            recovered += path.name == "model_2.pt"
-        rows.append(("run folder whose newest checkpoint is torn: --resume", args.repeats,
-                     f"{recovered}/{args.repeats} resumed from the newest checkpoint that verifies"))
-
-        results = [nan_physics_round(args.seed + i) for i in range(args.repeats)]
-        good_runs = sum(r["detected"] == r["injected"] and r["iterations"] == 3 and r["finite"] for r in results)
-        rows.append(("NaN velocities in 1-3 of 8 quadruped envs at a random step (native)", args.repeats,
-                     f"{good_runs}/{args.repeats} recovered: every injected env detected, reset, masked out of the loss; "
-                     "training went on"))
-
-        for reward, label, pattern, outcome in (
-                ("1e30", "Huge finite rewards from a random step on (non-finite loss)", r"non-finite .*",
-                 "that update skipped; no non-finite checkpoint written"),
-                ("nan", "NaN rewards from a random step on (masked by the learner)",
-                 r"[\d.]+% of transitions diverged over the last 10 iterations .*",
-                 "every NaN transition masked; stopped on the sustained diverged share")):
-            stops = 0
-            for i in range(args.repeats):
-                folder = tmp / f"badreward_{reward}_{i}"
-                proc = nan_learning_run(folder, nan_after=rng.randrange(100, 400), reward=reward)
-                line = proc.stderr.strip()
-                m = re.fullmatch(r"error: training stopped at iteration (\d+): " + pattern
-                                 + r"; last good checkpoint: .*model_(\d+)\.pt", line)
-                files = list((folder / "checkpoints").glob("model_*.pt"))
-                verified = all(ckpt.load(f) is not None for f in files)
-                stops += bool(proc.returncode == 2 and m and int(m.group(2)) == int(m.group(1)) - 1 and verified)
-            rows.append((label, args.repeats, f"{stops}/{args.repeats} stopped with one line naming the iteration "
-                         f"and the last good checkpoint; {outcome}"))
-
-        for during_save in (False, True):
-            kills = [kill_round(tmp / f"killed_{during_save}", resume=i > 0, rng=rng, during_save=during_save)
-                     for i in range(args.repeats)]
-            within = sum(r["logged"] - 1 <= r["checkpoint"] <= r["logged"] for r in kills)
-            mid = sum(r["mid_save"] for r in kills)
-            when = "as soon as a save's temporary file appears" if during_save else "at a random moment"
-            rows.append((f"SIGKILL {when} (a save every iteration), then --resume", args.repeats,
-                         f"{within}/{args.repeats} resumed, at most 1 iteration (one save interval) lost; {mid} of the "
-                         "kills left a half-written temporary file (removed by the resume)"))
-
+        # The rows draw from one random stream in this order, so a seed gives the same campaign.
+        rows += cli_rows(tmp, good)
+        rows += checkpoint_rows(tmp, good, args.repeats, rng)
+        rows += learning_fault_rows(tmp, args.seed, args.repeats, rng)
+        rows += kill_rows(tmp, args.repeats, rng)
         rows += signal_rows(tmp, args.repeats, rng)
-
-        for label, error in (("full disk (torch.save fails part-way)", FULL_DISK),
-                             ("run folder became read-only", PermissionError(errno.EROFS, "Read-only file system"))):
-            saves = [failing_save_round(tmp / f"save_{label[:4]}_{i}", error, after_saves=rng.randint(1, 4))
-                     for i in range(args.repeats)]
-            clean = sum(r["message"].startswith("training stopped at iteration ") and "\n" not in r["message"]
-                        and r["message"].endswith(f"last good checkpoint: {r['newest']}") and r["leftovers"] == 0
-                        for r in saves)
-            rows.append((f"checkpoint save fails: {label}", len(saves),
-                         f"{clean}/{len(saves)} stopped with one line naming the file and the last good checkpoint, "
-                         "which verifies; no temporary file left"))
-        try:
-            disks = [disk_full_round(tmp / f"disk_{i}", size_kib=1024) for i in range(max(1, args.repeats // 3))]
-            clean = sum(r["code"] == 2 and "Traceback" not in r["stderr"] and r["leftovers"] == 0
-                        and "last good checkpoint: " in r["stderr"].strip().splitlines()[-1] and r["resume_code"] == 0
-                        for r in disks)
-            rows.append(("disk full during training (1 MiB tmpfs run folder, a save every iteration), then --resume "
-                         "from a copy", len(disks),
-                         f"{clean}/{len(disks)} exit 2 with one error line and the last good checkpoint; resumed; "
-                         "nothing lost beyond the iteration whose save failed"))
-        except OSError as e:
-            rows.append(("disk full during training (tmpfs)", 0, f"not run: {e}"))
+        rows += save_failure_rows(tmp, args.repeats, rng)
 
     growth = rss_growth_mb()
-    rows.append(("memory over 200 CartPole iterations after a 100-iteration warm-up", 1, f"RSS grew by {growth:.1f} MiB"))
+    rows.append(("memory over 200 CartPole iterations after a 100-iteration warm-up", 1,
+                 f"RSS grew by {growth:.1f} MiB"))
 
     return _print_table(rows, t0, args.out)
 
 
-def _print_table(rows: list[tuple[str, int, str]], t0: float, out: Path | None) -> int:
+def cli_rows(tmp: Path, good: Path) -> list[Row]:
+    """A bad value for every flag of train.py and play.py (``CLI_CASES``); the failures are printed to stderr."""
+    (tmp / "junk.onnx").write_bytes(b"not an onnx file")
+    ok: Counter[str] = Counter()
+    failures: list[str] = []
+    for i, (script, argv, expected) in enumerate(CLI_CASES):
+        argv = [a.format(ckpt=good, junk=tmp / "junk.onnx") for a in argv]
+        workdir = tmp / f"cli_{i}"
+        workdir.mkdir()
+        result = run_cli(script, argv, workdir)
+        if one_line_error(result, expected):
+            ok[script] += 1
+        else:
+            failures.append(f"{script} {' '.join(argv)}: {result}")
+    rows: list[Row] = []
+    for script in ("train", "play"):
+        n = sum(1 for s, _, _ in CLI_CASES if s == script)
+        what = f"{script}.py: a bad value for every flag" + (" and config overrides" if script == "train" else "")
+        rows.append((what, n, f"{ok[script]}/{n} one-line error, exit 2, before any env is built, nothing written"))
+    for f in failures:
+        print("CLI case failed:", f, file=sys.stderr)
+    return rows
+
+
+def checkpoint_rows(tmp: Path, good: Path, repeats: int, rng: random.Random) -> list[Row]:
+    """Damaged, foreign and malicious checkpoints given to play.py and train.py --resume; a torn newest one."""
+    import torch
+
+    from rl_core import checkpoint as ckpt
+
+    rows: list[Row] = []
+    good_sum = ckpt.checksum(torch.load(good, weights_only=True))
+    by_kind: dict[str, Counter] = {}
+    marker = tmp / "pwned"
+    for kind, path in damaged_checkpoints(good, tmp / "damaged", repeats, rng, marker):
+        by_kind.setdefault(kind, Counter())[try_checkpoint(path, good_sum, tmp / "work", marker)] += 1
+    for kind, outcomes in by_kind.items():
+        rows.append((f"checkpoint: {kind} (play.py and train.py --resume)", sum(outcomes.values()),
+                     ", ".join(f"{n}x {o}" for o, n in outcomes.items())))
+
+    recovered = 0
+    for i in range(repeats):
+        folder = tmp / f"torn_{i}"
+        folder.mkdir()
+        (folder / "model_2.pt").write_bytes(good.read_bytes())
+        blob = good.read_bytes()
+        (folder / "model_3.pt").write_bytes(blob[: rng.randrange(0, len(blob))])
+        with contextlib.redirect_stderr(io.StringIO()):
+            path, _ = ckpt.load_newest(folder)
+        recovered += path.name == "model_2.pt"
+    rows.append(("run folder whose newest checkpoint is torn: --resume", repeats,
+                 f"{recovered}/{repeats} resumed from the newest checkpoint that verifies"))
+    return rows
+
+
+def learning_fault_rows(tmp: Path, seed: int, repeats: int, rng: random.Random) -> list[Row]:
+    """NaN physics in a few quadruped envs; huge and NaN rewards that reach the learner."""
+    from rl_core import checkpoint as ckpt
+
+    results = [nan_physics_round(seed + i) for i in range(repeats)]
+    good_runs = sum(r["detected"] == r["injected"] and r["iterations"] == 3 and r["finite"] for r in results)
+    rows: list[Row] = [("NaN velocities in 1-3 of 8 quadruped envs at a random step (native)", repeats,
+                        f"{good_runs}/{repeats} recovered: every injected env detected, reset, masked out of the "
+                        "loss; training went on")]
+    for reward, label, pattern, outcome in (
+            ("1e30", "Huge finite rewards from a random step on (non-finite loss)", r"non-finite .*",
+             "that update skipped; no non-finite checkpoint written"),
+            ("nan", "NaN rewards from a random step on (masked by the learner)",
+             r"[\d.]+% of transitions diverged over the last 10 iterations .*",
+             "every NaN transition masked; stopped on the sustained diverged share")):
+        stops = 0
+        for i in range(repeats):
+            folder = tmp / f"badreward_{reward}_{i}"
+            proc = nan_learning_run(folder, nan_after=rng.randrange(100, 400), reward=reward)
+            line = proc.stderr.strip()
+            m = re.fullmatch(r"error: training stopped at iteration (\d+): " + pattern
+                             + r"; last good checkpoint: .*model_(\d+)\.pt", line)
+            files = list((folder / "checkpoints").glob("model_*.pt"))
+            verified = all(ckpt.load(f) is not None for f in files)
+            stops += bool(proc.returncode == 2 and m and int(m.group(2)) == int(m.group(1)) - 1 and verified)
+        rows.append((label, repeats, f"{stops}/{repeats} stopped with one line naming the iteration "
+                     f"and the last good checkpoint; {outcome}"))
+    return rows
+
+
+def kill_rows(tmp: Path, repeats: int, rng: random.Random) -> list[Row]:
+    """SIGKILL at a random moment and as soon as a save's temporary file appears, then --resume."""
+    rows: list[Row] = []
+    for during_save in (False, True):
+        kills = [kill_round(tmp / f"killed_{during_save}", resume=i > 0, rng=rng, during_save=during_save)
+                 for i in range(repeats)]
+        within = sum(r["logged"] - 1 <= r["checkpoint"] <= r["logged"] for r in kills)
+        mid = sum(r["mid_save"] for r in kills)
+        when = "as soon as a save's temporary file appears" if during_save else "at a random moment"
+        rows.append((f"SIGKILL {when} (a save every iteration), then --resume", repeats,
+                     f"{within}/{repeats} resumed, at most 1 iteration (one save interval) lost; {mid} of the "
+                     "kills left a half-written temporary file (removed by the resume)"))
+    return rows
+
+
+def save_failure_rows(tmp: Path, repeats: int, rng: random.Random) -> list[Row]:
+    """Operating-system faults during saves: a full disk, a folder turned read-only, a real full tmpfs."""
+    rows: list[Row] = []
+    for label, error in (("full disk (torch.save fails part-way)", FULL_DISK),
+                         ("run folder became read-only", PermissionError(errno.EROFS, "Read-only file system"))):
+        saves = [failing_save_round(tmp / f"save_{label[:4]}_{i}", error, after_saves=rng.randint(1, 4))
+                 for i in range(repeats)]
+        clean = sum(r["message"].startswith("training stopped at iteration ") and "\n" not in r["message"]
+                    and r["message"].endswith(f"last good checkpoint: {r['newest']}") and r["leftovers"] == 0
+                    for r in saves)
+        rows.append((f"checkpoint save fails: {label}", len(saves),
+                     f"{clean}/{len(saves)} stopped with one line naming the file and the last good checkpoint, "
+                     "which verifies; no temporary file left"))
+    try:
+        disks = [disk_full_round(tmp / f"disk_{i}", size_kib=1024) for i in range(max(1, repeats // 3))]
+        clean = sum(r["code"] == 2 and "Traceback" not in r["stderr"] and r["leftovers"] == 0
+                    and "last good checkpoint: " in r["stderr"].strip().splitlines()[-1] and r["resume_code"] == 0
+                    for r in disks)
+        rows.append(("disk full during training (1 MiB tmpfs run folder, a save every iteration), then --resume "
+                     "from a copy", len(disks),
+                     f"{clean}/{len(disks)} exit 2 with one error line and the last good checkpoint; resumed; "
+                     "nothing lost beyond the iteration whose save failed"))
+    except OSError as e:
+        rows.append(("disk full during training (tmpfs)", 0, f"not run: {e}"))
+    return rows
+
+
+def _print_table(rows: list[Row], t0: float, out: Path | None) -> int:
     table = ["| fault | tries | outcome |", "|---|---|---|"] + [f"| {a} | {n} | {o} |" for a, n, o in rows]
     text = "\n".join(table)
     print(text)
@@ -185,13 +221,13 @@ def _print_table(rows: list[tuple[str, int, str]], t0: float, out: Path | None) 
     return 0
 
 
-def signal_rows(tmp: Path, repeats: int, rng: random.Random) -> list[tuple[str, int, str]]:
+def signal_rows(tmp: Path, repeats: int, rng: random.Random) -> list[Row]:
     """Runs stopped by signals (issue 29): each must exit with 128 + signal, print one line naming the signal, the
     checkpoint of the last iteration logged and the resume command; a third signal exits at once."""
     import os
     import signal
 
-    rows: list[tuple[str, int, str]] = []
+    rows: list[Row] = []
     half = max(1, repeats // 2)
     outcome = ("saved a final checkpoint of the last iteration logged, printed the one line (signal, checkpoint, "
                "resume command) and exited with {code}; nothing lost")
@@ -236,7 +272,7 @@ def signal_rows(tmp: Path, repeats: int, rng: random.Random) -> list[tuple[str, 
     return rows
 
 
-def _progress(row: tuple[str, int, str]) -> None:
+def _progress(row: Row) -> None:
     print(f"{time.strftime('%H:%M:%S')} {row[0]}: {row[2]}", file=sys.stderr, flush=True)
 
 

@@ -11,7 +11,7 @@ from rl_core.config import PolicyConfig
 from rl_core.env_api import ActionSpec, VecEnv, as_shape, obs_shape
 from rl_core.errors import ConfigError
 from rl_core.modules.cnn import NatureCNN
-from rl_core.modules.distributions import CategoricalHead, GaussianHead, SquashedGaussianHead
+from rl_core.modules.distributions import CategoricalHead, GaussianHead, make_head
 from rl_core.modules.memory import Memory
 from rl_core.modules.mlp import mlp
 from rl_core.modules.normalizer import RunningNormalizer
@@ -26,6 +26,8 @@ class ActorCritic(nn.Module):
     With ``cfg.memory`` lstm / gru, ``actor_memory`` and ``critic_memory`` (separate) sit between the (normalized)
     observations and the MLPs. The recurrent state of the whole actor-critic is one tensor ``[K, L, N, H]``: the
     actor memory's ``S`` state tensors first, then the critic's (``K = 2 S``; see ``rl_core.modules.memory``).
+    The forward passes that carry that state (rollout steps, values in a state, padded sequences) are the
+    functions of ``rl_core.modules.recurrent_steps``; the methods here are the memoryless ones and inference.
     """
 
     def __init__(self, obs_shape: int | tuple[int, ...], critic_obs_shape: int | tuple[int, ...] | None,
@@ -39,32 +41,11 @@ class ActorCritic(nn.Module):
         self.critic_obs_dim = math.prod(self.critic_obs_shape)
         self.obs_dtype = torch.uint8 if cfg.encoder == "cnn" else torch.float32
         """Element type of the raw observations: uint8 images for the CNN, float32 vectors otherwise."""
+        # The order in which the parts are built fixes the initial weights (one RNG stream) and the parameter order.
         self.encoder: nn.Module = nn.Identity()
         self.critic_encoder: nn.Module | None = nn.Identity()
-        actor_in, critic_in = self.obs_dim, self.critic_obs_dim
-        if cfg.encoder == "cnn":
-            for what, shape in (("policy", self.obs_shape), ("critic", self.critic_obs_shape)):
-                if len(shape) != 3:
-                    raise ConfigError("policy.encoder", "cnn", f"mlp: the task's {what} observations are vectors "
-                                      f"{list(shape)}, the CNN needs images [C, H, W]")
-            self.encoder = NatureCNN(self.obs_shape, cfg.cnn_feature_dim, cfg.orthogonal_init)
-            self.critic_encoder = (None if cfg.share_encoder and not self.asymmetric
-                                   else NatureCNN(self.critic_obs_shape, cfg.cnn_feature_dim, cfg.orthogonal_init))
-            actor_in = critic_in = cfg.cnn_feature_dim
-        elif len(self.obs_shape) != 1 or len(self.critic_obs_shape) != 1:
-            raise ConfigError("policy.encoder", "mlp", f"cnn: the task's observations are images {list(self.obs_shape)}")
-        self.head: GaussianHead | CategoricalHead
-        if action_spec.discrete:
-            if cfg.distribution != "gaussian":
-                raise ConfigError("policy.distribution", cfg.distribution, "'gaussian' for a task with discrete actions "
-                                  "(a categorical head is used)")
-            self.head = CategoricalHead(action_spec.n)
-        elif cfg.distribution == "squashed_gaussian":
-            n = action_spec.n
-            self.head = SquashedGaussianHead(n, cfg.init_noise_std, cfg.min_std, cfg.max_std,
-                                             action_spec.low or (-1.0,) * n, action_spec.high or (1.0,) * n)
-        else:
-            self.head = GaussianHead(action_spec.n, cfg.init_noise_std, cfg.min_std, cfg.max_std)
+        actor_in, critic_in = self._build_encoders(cfg)
+        self.head: GaussianHead | CategoricalHead = make_head(action_spec, cfg)
         self.actor_memory: Memory | None = None
         self.critic_memory: Memory | None = None
         if cfg.recurrent:
@@ -73,11 +54,29 @@ class ActorCritic(nn.Module):
             actor_in = critic_in = cfg.memory_size
         self.actor = mlp(actor_in, cfg.actor_hidden_dims, action_spec.n, cfg.activation, cfg.orthogonal_init, 0.01)
         self.critic = mlp(critic_in, cfg.critic_hidden_dims, 1, cfg.activation, cfg.orthogonal_init, 1.0)
-        self.obs_normalizer: nn.Module = RunningNormalizer(self.obs_dim, cfg.obs_clip) if cfg.normalize_obs else nn.Identity()
+        self.obs_normalizer: nn.Module = (RunningNormalizer(self.obs_dim, cfg.obs_clip) if cfg.normalize_obs
+                                          else nn.Identity())
         self.critic_obs_normalizer: nn.Module = (
             RunningNormalizer(self.critic_obs_dim, cfg.obs_clip) if cfg.normalize_obs and self.asymmetric
             else self.obs_normalizer
         )
+
+    def _build_encoders(self, cfg: PolicyConfig) -> tuple[int, int]:
+        """Set the CNN encoders when ``cfg.encoder == "cnn"`` (the critic's is None when it shares the actor's);
+        returns the feature widths the actor and the critic read."""
+        if cfg.encoder != "cnn":
+            if len(self.obs_shape) != 1 or len(self.critic_obs_shape) != 1:
+                raise ConfigError("policy.encoder", "mlp",
+                                  f"cnn: the task's observations are images {list(self.obs_shape)}")
+            return self.obs_dim, self.critic_obs_dim
+        for what, shape in (("policy", self.obs_shape), ("critic", self.critic_obs_shape)):
+            if len(shape) != 3:
+                raise ConfigError("policy.encoder", "cnn", f"mlp: the task's {what} observations are vectors "
+                                  f"{list(shape)}, the CNN needs images [C, H, W]")
+        self.encoder = NatureCNN(self.obs_shape, cfg.cnn_feature_dim, cfg.orthogonal_init)
+        self.critic_encoder = (None if cfg.share_encoder and not self.asymmetric
+                               else NatureCNN(self.critic_obs_shape, cfg.cnn_feature_dim, cfg.orthogonal_init))
+        return cfg.cnn_feature_dim, cfg.cnn_feature_dim
 
     @classmethod
     def for_env(cls, env: VecEnv, cfg: PolicyConfig) -> ActorCritic:
@@ -102,7 +101,7 @@ class ActorCritic(nn.Module):
             if self.asymmetric and critic_obs is not None:
                 self.critic_obs_normalizer.update(critic_obs)  # type: ignore[operator]
 
-    # -- on normalized observations (rollout and update)
+    # -- on normalized observations (rollout and update); with memory: rl_core.modules.recurrent_steps
     def dist_params(self, obs_n: torch.Tensor) -> torch.Tensor:
         return self.head.params(self.actor(self.encoder(obs_n)))
 
@@ -117,82 +116,9 @@ class ActorCritic(nn.Module):
             return self.head.params(self.actor(features)), self.critic(features).squeeze(-1)
         return self.dist_params(obs_n), self.value(critic_obs_n)
 
-    # -- recurrent state
     @property
     def is_recurrent(self) -> bool:
         return self.actor_memory is not None
-
-    def hidden_shape(self, n: int) -> tuple[int, ...]:
-        """Shape of the whole actor-critic state for ``n`` envs, ``[K, L, n, H]`` (``()`` without memory)."""
-        if self.actor_memory is None:
-            return ()
-        S, L, _, H = self.actor_memory.state_shape(n)
-        return (2 * S, L, n, H)
-
-    def init_hidden(self, n: int, device: torch.device | str = "cpu") -> torch.Tensor | None:
-        """The zero state of ``n`` envs (None without memory)."""
-        return torch.zeros(self.hidden_shape(n), device=device) if self.is_recurrent else None
-
-    def _split(self, hidden: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        S = hidden.shape[0] // 2
-        return hidden[:S], hidden[S:]
-
-    def actor_hidden(self, hidden: torch.Tensor) -> torch.Tensor:
-        """The actor's part ``[S, L, N, H]`` of a whole actor-critic state."""
-        return self._split(hidden)[0]
-
-    def rollout_step(self, obs_n: torch.Tensor, critic_obs_n: torch.Tensor, hidden: torch.Tensor | None
-                     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
-        """One rollout step on normalized observations: ``(dist params, values, next state)``; the next state is
-        None without memory (then this is ``params_and_value``)."""
-        if self.actor_memory is None or self.critic_memory is None or hidden is None:
-            params, values = self.params_and_value(obs_n, critic_obs_n)
-            return params, values, None
-        ha, hc = self._split(hidden)
-        ya, ha = self.actor_memory(self.encoder(obs_n), ha)
-        encoder = self.critic_encoder if self.critic_encoder is not None else self.encoder
-        yc, hc = self.critic_memory(encoder(critic_obs_n), hc)
-        return self.head.params(self.actor(ya)), self.critic(yc).squeeze(-1), torch.cat([ha, hc])
-
-    def actor_step(self, obs_n: torch.Tensor, hidden: torch.Tensor | None
-                   ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """``rollout_step`` without the critic: ``(dist params, next state)``. The critic's part of the whole
-        state is passed through unchanged (distillation carries the same state layout as PPO)."""
-        if self.actor_memory is None or hidden is None:
-            return self.dist_params(obs_n), None
-        ha, hc = self._split(hidden)
-        ya, ha = self.actor_memory(self.encoder(obs_n), ha)
-        return self.head.params(self.actor(ya)), torch.cat([ha, hc])
-
-    def sequence_params(self, obs_n: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor:
-        """``sequence_params_and_value`` without the critic: dist params ``[T * M, P]`` of padded trajectories
-        ``[T, M, ...]`` from their initial whole states ``[K, L, M, H]``."""
-        assert self.actor_memory is not None
-        T, M = obs_n.shape[:2]
-        ya, _ = self.actor_memory(self.encoder(obs_n), self.actor_hidden(hidden))
-        return self.head.params(self.actor(ya.reshape(T * M, -1)))
-
-    def value_with_state(self, critic_obs_n: torch.Tensor, hidden: torch.Tensor | None) -> torch.Tensor:
-        """V(obs) in the given whole actor-critic state (``value`` without memory); the state is not advanced."""
-        if self.critic_memory is None or hidden is None:
-            return self.value(critic_obs_n)
-        encoder = self.critic_encoder if self.critic_encoder is not None else self.encoder
-        y, _ = self.critic_memory(encoder(critic_obs_n), self._split(hidden)[1])
-        return self.critic(y).squeeze(-1)
-
-    def sequence_params_and_value(self, obs_n: torch.Tensor, critic_obs_n: torch.Tensor, hidden: torch.Tensor
-                                  ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Padded trajectories ``[T, M, ...]`` from their initial states ``[K, L, M, H]``: dist params
-        ``[T * M, P]`` and values ``[T * M]`` (time-major flattening). Padding sits after each trajectory's end,
-        so it never influences a real step."""
-        assert self.actor_memory is not None and self.critic_memory is not None
-        T, M = obs_n.shape[:2]
-        ha, hc = self._split(hidden)
-        encoder = self.critic_encoder if self.critic_encoder is not None else self.encoder
-        ya, _ = self.actor_memory(self.encoder(obs_n), ha)
-        yc, _ = self.critic_memory(encoder(critic_obs_n), hc)
-        params = self.head.params(self.actor(ya.reshape(T * M, -1)))
-        return params, self.critic(yc.reshape(T * M, -1)).squeeze(-1)
 
     # -- on raw observations (evaluation and export): frozen normalizer + deterministic action
     def act_inference(self, obs: torch.Tensor) -> torch.Tensor:

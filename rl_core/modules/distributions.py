@@ -13,6 +13,10 @@ import numpy as np
 import torch
 from torch import nn
 
+from rl_core.config import PolicyConfig
+from rl_core.env_api import ActionSpec
+from rl_core.errors import ConfigError
+
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
 
@@ -168,3 +172,18 @@ class CategoricalHead(nn.Module):
 
     def mean_std(self) -> torch.Tensor:
         return torch.zeros(())
+
+
+def make_head(action_spec: ActionSpec, cfg: PolicyConfig) -> GaussianHead | CategoricalHead:
+    """The head for ``action_spec`` as ``cfg.distribution`` asks: categorical for discrete actions, a (squashed)
+    Gaussian for continuous ones (a squashed one maps to the spec's bounds, ``[-1, 1]`` where it has none)."""
+    if action_spec.discrete:
+        if cfg.distribution != "gaussian":
+            raise ConfigError("policy.distribution", cfg.distribution, "'gaussian' for a task with discrete actions "
+                              "(a categorical head is used)")
+        return CategoricalHead(action_spec.n)
+    n = action_spec.n
+    if cfg.distribution == "squashed_gaussian":
+        return SquashedGaussianHead(n, cfg.init_noise_std, cfg.min_std, cfg.max_std,
+                                    action_spec.low or (-1.0,) * n, action_spec.high or (1.0,) * n)
+    return GaussianHead(n, cfg.init_noise_std, cfg.min_std, cfg.max_std)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 
@@ -38,11 +39,12 @@ class Linear(nn.Linear):
         return super().forward(x)
 
 
-def mlp(in_dim: int, hidden: Sequence[int], out_dim: int, activation: str, orthogonal_init: bool, out_gain: float) -> nn.Sequential:
+def mlp(in_dim: int, hidden: Sequence[int], out_dim: int, activation: str, orthogonal_init: bool,
+        out_gain: float) -> nn.Sequential:
     """``in -> hidden... -> out`` with ``activation`` between layers and a linear output."""
     layers: list[nn.Module] = []
     dims = [in_dim, *hidden]
-    for a, b in zip(dims, dims[1:]):
+    for a, b in itertools.pairwise(dims):
         act = _ACTIVATIONS[activation]
         layers += [Linear(a, b), act(inplace=True) if activation in _IN_PLACE else act()]
     layers.append(Linear(dims[-1], out_dim))
