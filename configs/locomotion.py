@@ -1,9 +1,10 @@
-"""Velocity tracking on flat ground for any ``RobotSpec``: the task a robot file registers (``flat_task``).
+"""Velocity tracking for any ``RobotSpec``, on flat ground (``flat_task``) or generated terrain (``rough_task``).
 
     flat = flat_task("my-robot-flat", MY_ROBOT)                         # in my_robot.py
     python train.py --task path/to/my_robot.py:flat                      # no project file edited
 
-Defaults pick the machine's fastest setup. On a GPU: MJX physics, 4096 envs (legged_gym's batch). On a CPU:
+Defaults pick the machine's fastest setup. On a GPU: MuJoCo Warp physics (MJX without it), 4096 envs
+(legged_gym's batch). On a CPU:
 native MuJoCo, 1024 envs. On two cores the samples/s barely change between 512 and 2048 envs (16k to 19k),
 while a smaller batch gives more PPO updates per sample: 2048 envs need 5.5M samples to the tracking threshold,
 1024 need 3.6M, 512 need 2.6-3.0M but their evaluated fall rate swings between 2% and 8% (README, "Why 1024 envs

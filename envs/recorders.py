@@ -75,7 +75,8 @@ def mujoco_video(env: Filmable, path: str, index: int, seconds: float) -> Callba
         if not videos:
             videos.append(VideoRecorder(env.render_model(index), camera=env.camera))
         r = env.physics.read()
-        videos[0].add(r.qpos[index].double().cpu().numpy(), f"env {index}  t {t * env.dt:5.2f} s\n" + env.caption(index))
+        caption = f"env {index}  t {t * env.dt:5.2f} s\n" + env.caption(index)
+        videos[0].add(r.qpos[index].double().cpu().numpy(), caption)
         if gait is not None:
             contacts.append(gait.last_contacts[index].cpu().numpy())
             commands.append(gait.commands[index].cpu().numpy())

@@ -70,9 +70,11 @@ def test_feet_distance_in_the_heading_frame_and_crossing():
 
 
 def test_base_height_joint_deviation_energy_alive():
-    assert math.isclose(R.base_height(context(base_height=torch.tensor([0.85]), params=context(base_height_target=0.95))).item(), 0.01, rel_tol=1e-5)
+    height = context(base_height=torch.tensor([0.85]), params=context(base_height_target=0.95))
+    assert math.isclose(R.base_height(height).item(), 0.01, rel_tol=1e-5)
     assert math.isclose(R.joint_deviation(context(joint_offset=torch.tensor([[0.1, -0.2]]))).item(), 0.05, rel_tol=1e-5)
     assert R.joint_deviation(context(joint_offset=torch.zeros(1, 0))).item() == 0.0  # no joints selected
     tau, qd = torch.tensor([[10.0, -5.0]]), torch.tensor([[2.0, 3.0]])
-    assert math.isclose(R.energy(context(joint_torques=tau, joint_vel=qd)).item(), 35.0)  # |20| + |-15|: negative work costs too
+    energy = R.energy(context(joint_torques=tau, joint_vel=qd)).item()
+    assert math.isclose(energy, 35.0)  # |20| + |-15|: negative work costs too
     assert torch.equal(R.alive(context(commands=torch.zeros(3, 3))), torch.ones(3))

@@ -103,7 +103,7 @@ def test_shapes_dtypes_and_no_nan_after_many_random_steps(env):
 def test_same_seed_same_rollout(env):
     actions = random_actions(2, 30, env.num_joints)
     a, b = rollout(env, 7, actions), rollout(env, 7, actions)
-    assert all(torch.equal(x, y) for x, y in zip(a, b))
+    assert all(torch.equal(x, y) for x, y in zip(a, b, strict=True))
     c = rollout(env, 8, actions)
     assert not torch.equal(a[0], c[0])
 
@@ -191,7 +191,7 @@ def test_state_dict_round_trip_continues_identically(env):
     env.load_state_dict(state)
     second = [env.step(a)[0]["policy"].clone() for a in after]
     tol = 0.0 if env.backend == "native" else 1e-5
-    assert all(torch.allclose(x, y, atol=tol, rtol=0) for x, y in zip(first, second))
+    assert all(torch.allclose(x, y, atol=tol, rtol=0) for x, y in zip(first, second, strict=True))
 
 
 def test_commands_within_ranges_and_small_ones_zeroed(env):

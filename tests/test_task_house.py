@@ -71,7 +71,8 @@ def _layout(table, exclude=(), noise=1.0):
 
 def test_the_layout_noise_export_and_mirror_come_from_the_table():
     table = (ObsTerm("a", 3, 2.0, "noise.lin_vel", mirror="vector"), ObsTerm("b", "joints", (1.0, 3.0)),
-             ObsTerm("scan", "scan", 5.0, "height_scan.noise"), ObsTerm("c", 1, 0.5, "noise.joint_vel", clip="noise.gravity"))
+             ObsTerm("scan", "scan", 5.0, "height_scan.noise"),
+             ObsTerm("c", 1, 0.5, "noise.joint_vel", clip="noise.gravity"))
     obs = _layout(table, exclude=("b",))
     assert obs.full == (("a", 3), ("b", 2), ("c", 1)) and obs.policy == (("a", 3), ("c", 1))  # size 0: left out
     assert obs.policy_columns is not None and obs.policy_columns.tolist() == [0, 1, 2, 5]

@@ -120,8 +120,8 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
     def _setup_observation(self) -> None:
         cfg = self.cfg
         scan = cfg.height_scan.num_points if cfg.height_scan.enabled else 0
-        self.obs = ObservationLayout(observations.TABLE, {"joints": self.num_joints, "feet": self.num_feet, "scan": scan},
-                                     cfg.policy_exclude, cfg, cfg.noise.scale, self.device)
+        sizes = {"joints": self.num_joints, "feet": self.num_feet, "scan": scan}
+        self.obs = ObservationLayout(observations.TABLE, sizes, cfg.policy_exclude, cfg, cfg.noise.scale, self.device)
         self.obs_layout = self.obs.policy
         """The policy's observation terms in order, ``(name, size)`` (exported for deployment)."""
         self.obs_dims = {"policy": sum(n for _, n in self.obs.policy)}
