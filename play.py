@@ -178,6 +178,7 @@ def play(args: argparse.Namespace) -> dict[str, Any]:
     import torch
 
     from envs.tasks.locomotion_config import LocomotionEnvConfig
+    from envs.tasks.mujoco_config import MujocoEnvConfig
     from rl_core.evaluation import evaluate
 
     run = load_run(args.checkpoint, args.task)
@@ -185,7 +186,9 @@ def play(args: argparse.Namespace) -> dict[str, Any]:
     if args.wandb:
         _wandb_run_id(path)  # fail before the evaluation, not after it
     env_cfg = dataclasses.replace(cfg.env, num_envs=args.num_envs or max(1, min(args.episodes, cfg.env.num_envs)))
-    is_mujoco_task = isinstance(env_cfg, LocomotionEnvConfig)
+    is_mujoco_task = isinstance(env_cfg, MujocoEnvConfig)
+    if (args.video or args.viewer) and is_mujoco_task and not isinstance(env_cfg, LocomotionEnvConfig):
+        raise UserError(f"--video / --viewer film the locomotion tasks so far, not task {task}")
     if args.terrain:
         env_cfg = on_terrain(env_cfg, task, args.terrain, args.level)
     if args.backend:
