@@ -73,11 +73,11 @@ class PlainMujocoArm:
         return np.concatenate([values[name] * self.scales.get(name, 1.0) for name, _ in self.meta["obs_layout"]])
 
     def act(self, action: np.ndarray) -> None:
-        clip = self.meta["action_clip"]
-        self.last_action = np.clip(action.astype(np.float64), -clip, clip)
+        """Servo targets from ``action``, held for ``decimation`` physics steps."""
+        limit = float(self.meta["action_clip"])
+        self.last_action = np.clip(np.asarray(action, dtype=np.float64), -limit, limit)
         self.data.ctrl[self.actuators] = self.default + self.action_scale * self.last_action
-        for _ in range(self.meta["decimation"]):
-            mujoco.mj_step(self.model, self.data)
+        mujoco.mj_step(self.model, self.data, nstep=int(self.meta["decimation"]))
         mujoco.mj_kinematics(self.model, self.data)  # site positions of the state after the step
 
     def finite(self) -> bool:

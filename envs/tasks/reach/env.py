@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import fields
-from typing import Any, cast
+from typing import Any
 
 import mujoco
 import numpy as np
@@ -27,7 +27,6 @@ import torch
 
 from envs.physics.base import PhysicsReadout
 from envs.tasks.base import MujocoTask, columns
-from envs.tasks.locomotion.rewards import check_weights
 from envs.tasks.observations import ObservationLayout
 from envs.tasks.reach import export, metrics, observations, rewards
 from envs.tasks.reach.arm import ARM, ArmSpec, ResolvedArm, resolve
@@ -44,7 +43,7 @@ class ReachEnv(MujocoTask[ReachState]):
     def __init__(self, cfg: ReachEnvConfig, device: torch.device | str = "cpu", arm: ArmSpec = ARM):
         self.cfg = cfg
         weights = reward_weights(cfg)
-        check_weights(weights, cast("dict[str, Any]", rewards.TERMS))  # only the names are compared
+        rewards.TERMS.check(weights)
         self.arm: ResolvedArm = resolve(arm)
         J = self.num_joints = self.arm.num_joints
         super().__init__(cfg, self.arm.model, (), ReachState, {"joints": J}, device)
@@ -96,7 +95,7 @@ class ReachEnv(MujocoTask[ReachState]):
         distance = torch.norm(state.target - self.tip(r.qpos), dim=1)
         x = rewards.Context(distance=distance, actions=actions, last_actions=state.last_actions,
                             joint_vel=joint_vel, params=cfg.reward_params)
-        terms = rewards.weighted(self.reward_terms, x)
+        terms = rewards.TERMS.weighted(self.reward_terms, x)
         stacked = torch.stack(list(terms.values()))  # [terms, N]
         reward = stacked.sum(0)
         diverged = self._diverged(r, reward)

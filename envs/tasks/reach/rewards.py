@@ -1,18 +1,18 @@
 """Reward terms of the reaching task, each a small function of the step's ``Context``.
 
-A term is registered under its own name with ``@term``; its weight is the field of that name in
-``ReachRewardScales`` (``config.py``; zero switches it off). ``check_weights`` (shared with locomotion) makes
-sure weights and terms name the same set.
+A term is registered under its own name with ``@TERMS.add`` (``envs/tasks/reward_terms.py``); its weight is the
+field of that name in ``ReachRewardScales`` (``config.py``; zero switches it off); ``TERMS.check`` makes sure
+weights and terms name the same set. A new reward is one function here and one weight there.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import torch
 
 from envs.tasks.reach.config import ReachRewardParams
+from envs.tasks.reward_terms import RewardTerms
 
 
 @dataclass(frozen=True)
@@ -31,37 +31,26 @@ class Context:
     """Kernel widths."""
 
 
-Term = Callable[[Context], torch.Tensor]
-TERMS: dict[str, Term] = {}
-"""Reward term name -> its function (filled by ``@term``, in definition order)."""
+TERMS = RewardTerms[Context]()
+"""The reaching task's reward terms, in definition order."""
 
 
-def term(fn: Term) -> Term:
-    """Register ``fn`` as the reward term of its own name."""
-    TERMS[fn.__name__] = fn
-    return fn
-
-
-@term
+@TERMS.add
 def reach(x: Context) -> torch.Tensor:
     return torch.exp(-torch.square(x.distance) / x.params.reach_sigma)
 
 
-@term
+@TERMS.add
 def reach_fine(x: Context) -> torch.Tensor:
     return torch.exp(-torch.square(x.distance) / x.params.fine_sigma)
 
 
-@term
+@TERMS.add
 def action_rate(x: Context) -> torch.Tensor:
     return torch.sum(torch.square(x.actions - x.last_actions), dim=1)
 
 
-@term
+@TERMS.add
 def joint_vel(x: Context) -> torch.Tensor:
     return torch.sum(torch.square(x.joint_vel), dim=1)
 
-
-def weighted(weights: Mapping[str, float], x: Context) -> dict[str, torch.Tensor]:
-    """Each switched-on term times its weight (``weights``: already times the control period)."""
-    return {name: w * TERMS[name](x) for name, w in weights.items()}
