@@ -18,8 +18,10 @@ from deploy import run as deploy_run
 from deploy import schema
 from deploy.onnx_policy import OnnxPolicy
 from deploy.sim2sim_reach import PlainMujocoArm
-from envs.tasks.reach import ReachEnv, ReachEnvConfig, observations
+from envs.tasks.reach import ReachEnv, ReachEnvConfig, observations, rewards
+from envs.tasks.reach.config import TargetConfig
 from rl_core.env_api import Checkpointable, Exportable, VecEnv
+from rl_core.errors import UserError
 from rl_core.export import export_onnx, policy_metadata
 from rl_core.modules.actor_critic import ActorCritic
 from rl_core.runner import OnPolicyRunner
@@ -42,6 +44,13 @@ def test_registered_with_a_small_mlp_and_one_torch_thread_on_the_cpu():
     cfg = get_task("arm-reach").default_config()
     assert isinstance(cfg.env, ReachEnvConfig) and cfg.policy.actor_hidden_dims == (64, 64)
     assert cfg == reach_config() and reach_config(gpu=False).runner.torch_threads == 1
+
+
+def test_a_bad_config_value_is_one_line_naming_the_field():
+    with pytest.raises(UserError, match=r"env\.targets\.radius=\[0\.1, 0\.9\] is not allowed"):
+        ReachEnvConfig(targets=TargetConfig(radius=(0.1, 0.9)))
+    with pytest.raises(UserError, match="env.rewards.reach_far has no reward term"):
+        rewards.TERMS.check({"reach_far": 1.0})
 
 
 def test_vec_env_contract_and_time_out_truncation():
