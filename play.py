@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from envs.physics.registry import BACKENDS
 from rl_core.errors import OneLineParser, UserError, run_reporting_errors
 
 
@@ -30,11 +31,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--episodes", type=int, default=10, help="episodes to evaluate (default 10; 0: export only)")
     p.add_argument("--num-envs", type=int, help="parallel envs (default: min(episodes, the run's num_envs))")
     p.add_argument("--seed", type=int, default=12345, help="seed of the evaluation episodes")
-    p.add_argument("--backend", choices=("native", "mjx", "warp"),
+    p.add_argument("--backend", choices=BACKENDS,
                    help="physics backend (MuJoCo tasks; default: the run's, where auto means native on a CPU)")
     p.add_argument("--json", help="write the metrics to this file")
     p.add_argument("--video", help="write an MP4 of one env (locomotion: plus a gait plot PNG next to it)")
-    p.add_argument("--video-env", type=int, default=0, help="which env to film, view or (--web) follow first (default 0)")
+    p.add_argument("--video-env", type=int, default=0,
+                   help="which env to film, view or (--web) follow first (default 0)")
     p.add_argument("--video-seconds", type=float, default=10.0, help="length of the video (default 10 s)")
     p.add_argument("--viewer", action="store_true", help="watch in MuJoCo's interactive viewer (needs a display)")
     p.add_argument("--web", action="store_true",
@@ -80,23 +82,19 @@ def validate(args: argparse.Namespace) -> None:
     if args.checkpoint is None:
         for flag in ("task", "num_envs", "backend", "video", "viewer", "export_onnx", "export_jit", "wandb"):
             if getattr(args, flag):
-                raise UserError(f"--{flag.replace('_', '-')} needs --checkpoint (--sim2sim alone runs only the ONNX file)")
+                raise UserError(f"--{flag.replace('_', '-')} needs --checkpoint "
+                                "(--sim2sim alone runs only the ONNX file)")
     for flag, suffix in (("video", ".mp4"), ("export_onnx", ".onnx"), ("json", ".json")):
         value = getattr(args, flag)
         if value and Path(value).suffix.lower() != suffix:
-            raise UserError(f"--{flag.replace('_', '-')}={value} is not allowed; expected a file name ending in {suffix}")
+            raise UserError(f"--{flag.replace('_', '-')}={value} is not allowed; "
+                            f"expected a file name ending in {suffix}")
     if args.viewer and not os.environ.get("DISPLAY") and sys.platform.startswith("linux"):
         raise UserError("--viewer needs a display (DISPLAY is not set); use --video OUT.mp4 on a headless machine")
-    if args.backend == "mjx":
-        import importlib.util
+    if args.backend:
+        from envs.physics.factory import require_backend
 
-        if importlib.util.find_spec("jax") is None or importlib.util.find_spec("mujoco.mjx") is None:
-            raise UserError("--backend=mjx needs JAX and mujoco-mjx: pip install -e '.[mjx]'")
-    if args.backend == "warp":
-        from envs.physics.warp import warp_available
-
-        if not warp_available():
-            raise UserError("--backend=warp needs warp-lang and mujoco-warp: pip install -e '.[warp]'")
+        require_backend(args.backend, "--backend")
 
 
 def validate_web(args: argparse.Namespace) -> None:
@@ -177,7 +175,6 @@ def play(args: argparse.Namespace) -> dict[str, Any]:
 
     import torch
 
-    from envs.tasks.locomotion_config import LocomotionEnvConfig
     from envs.tasks.mujoco_config import MujocoEnvConfig
     from rl_core.evaluation import evaluate
 
@@ -187,17 +184,17 @@ def play(args: argparse.Namespace) -> dict[str, Any]:
         _wandb_run_id(path)  # fail before the evaluation, not after it
     env_cfg = dataclasses.replace(cfg.env, num_envs=args.num_envs or max(1, min(args.episodes, cfg.env.num_envs)))
     is_mujoco_task = isinstance(env_cfg, MujocoEnvConfig)
-    if (args.video or args.viewer) and is_mujoco_task and not isinstance(env_cfg, LocomotionEnvConfig):
-        raise UserError(f"--video / --viewer film the locomotion tasks so far, not task {task}")
     if args.terrain:
         env_cfg = on_terrain(env_cfg, task, args.terrain, args.level)
     if args.backend:
         if not is_mujoco_task:
-            raise UserError(f"--backend applies to the MuJoCo locomotion tasks, not to the Gymnasium task {task}")
+            raise UserError(f"--backend applies to the MuJoCo tasks, not to the Gymnasium task {task}")
         env_cfg = dataclasses.replace(env_cfg, backend=args.backend)
     if args.viewer and not is_mujoco_task:
-        raise UserError(f"--viewer is for the MuJoCo locomotion tasks; use --video for the Gymnasium task {task}")
+        raise UserError(f"--viewer is for the MuJoCo tasks; use --video for the Gymnasium task {task}")
     if args.video and not is_mujoco_task:
+        if not hasattr(env_cfg, "render_mode"):  # neither locomotion nor Gymnasium: no recorder knows it yet
+            raise UserError(f"--video is not available for task {task}: it films locomotion and Gymnasium tasks")
         env_cfg = dataclasses.replace(env_cfg, render_mode="rgb_array")
     if (args.video or args.viewer) and not 0 <= args.video_env < env_cfg.num_envs:
         raise UserError(f"--video-env={args.video_env} is not allowed; expected 0..{env_cfg.num_envs - 1}")
@@ -342,7 +339,7 @@ def recorder(args: argparse.Namespace, env: Any, is_mujoco_task: bool):
     from envs import recorders
 
     if args.video:
-        make = recorders.locomotion_video if is_mujoco_task else recorders.gym_video
+        make = recorders.mujoco_video if is_mujoco_task else recorders.gym_video
         return make(env, args.video, args.video_env, args.video_seconds)
     if args.viewer:
         return recorders.viewer(env, args.video_env)
@@ -364,7 +361,8 @@ def report(metrics: dict[str, Any]) -> None:
             right = f" {other:12.4f}" if isinstance(other, (int, float)) else ""
             print(f"  {name:26s} {value:20.4f}{right}")
     if "diverged_episodes" in metrics:
-        print(f"  diverged episodes: {metrics['diverged_episodes']} (left out of every metric above: no success, no fall)")
+        print(f"  diverged episodes: {metrics['diverged_episodes']} "
+              "(left out of every metric above: no success, no fall)")
     terrain = metrics.get("terrain") or (sim or {}).get("terrain")
     if terrain is not None:
         rates = [m["terrain"]["success_rate"] for m in (metrics, sim or {}) if m.get("terrain")]

@@ -42,17 +42,21 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--max-iterations", type=int, help="runner.max_iterations (clears runner.max_env_steps)")
     g.add_argument("--max-env-steps", type=int, help="runner.max_env_steps")
     p.add_argument("--device", help="runner.device: cpu, cuda or cuda:N")
-    p.add_argument("--run-dir", help="run folder (default runs/<task>/<date-time>; with --resume, the checkpoint's run folder)")
-    p.add_argument("--resume", metavar="CHECKPOINT", help="checkpoint file or run folder (newest checkpoint) to continue "
-                   "from; 'auto' (with --run-dir DIR): the newest checkpoint in DIR that verifies, else a fresh start "
-                   "in DIR (one command for a scheduler to run again and again)")
+    p.add_argument("--run-dir",
+                   help="run folder (default runs/<task>/<date-time>; with --resume, the checkpoint's run folder)")
+    p.add_argument("--resume", metavar="CHECKPOINT",
+                   help="checkpoint file or run folder (newest checkpoint) to continue from; 'auto' (with --run-dir "
+                   "DIR): the newest checkpoint in DIR that verifies, else a fresh start in DIR (one command for a "
+                   "scheduler to run again and again)")
     p.add_argument("--list-tasks", action="store_true", help="list registered tasks and exit")
     p.add_argument("--check", action="store_true", help="run the robot check on the task's robot and exit (as "
                    "python -m tools.check_robot; exit status 1 when it fails)")
-    p.add_argument("--logger", choices=("tensorboard", "wandb", "both"), help="runner.logger (W&B offline: WANDB_MODE=offline)")
+    p.add_argument("--logger", choices=("tensorboard", "wandb", "both"),
+                   help="runner.logger (W&B offline: WANDB_MODE=offline)")
     p.add_argument("--quiet", action="store_true", help="no per-iteration console line")
     p.add_argument("--debug", action="store_true", help="show tracebacks instead of one-line errors")
-    p.add_argument("overrides", nargs="*", metavar="section.field=value", help="config overrides, e.g. algorithm.gamma=0.98")
+    p.add_argument("overrides", nargs="*", metavar="section.field=value",
+                   help="config overrides, e.g. algorithm.gamma=0.98")
     return p
 
 
@@ -112,7 +116,8 @@ def _check_device(device: str) -> None:
             raise UserError(f"config error: runner.device={device!r} but no CUDA device is available; use 'cpu'")
         index = int(device.split(":")[1]) if ":" in device else 0
         if index >= torch.cuda.device_count():
-            raise UserError(f"config error: runner.device={device!r} but only {torch.cuda.device_count()} CUDA device(s) exist")
+            raise UserError(f"config error: runner.device={device!r} but only {torch.cuda.device_count()} "
+                            "CUDA device(s) exist")
 
 
 def print_help(parser: argparse.ArgumentParser, task: str | None) -> None:

@@ -4,7 +4,8 @@
 
 1. PPO update of rl_core vs rsl_rl on the same batch (4096 envs x 24 steps, 5 epochs x 4 minibatches), networks
    [128,64,32] and [512,256,128], eager and torch.compile, and the networks' forward + backward alone (the
-   floor of any update), with the achieved share of this machine's fp32 matmul peak (bench/ppo_update.py; needs `pip install -e ".[bench]"`, skipped without rsl_rl).
+   floor of any update), with the achieved share of this machine's fp32 matmul peak (bench/ppo_update.py; needs
+   `pip install -e ".[bench]"`, skipped without rsl_rl).
 2. quadruped-flat env throughput vs raw stepping of its physics backend (bench/env_throughput.py).
 3. End-to-end training samples/s of quadruped-flat, collection vs learning, peak memory (bench/end_to_end.py).
 4. PPO update of the Atari CNN policy (CleanRL's batch: 8 envs x 128 steps) in samples/s and frames/s, vs a
@@ -28,8 +29,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def machine(device: str) -> str:
-    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                if line.startswith("model name")), platform.processor()) if Path("/proc/cpuinfo").exists() else platform.processor()
+    cpu = platform.processor()
+    if Path("/proc/cpuinfo").exists():
+        cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                    if line.startswith("model name")), cpu)
     import os
 
     text = f"{os.cpu_count()}-core {cpu}"
@@ -62,8 +65,8 @@ def main() -> int:
         tmp = Path(tmp)
         if find_spec("rsl_rl") is not None:
             for hidden in ("128,64,32", "512,256,128"):
-                r = run("ppo_update.py", ["--hidden", hidden, "--repeats", repeats, "--device", args.device, "--compile",
-                                          "--floor"], tmp / f"ppo_{hidden}.json")
+                r = run("ppo_update.py", ["--hidden", hidden, "--repeats", repeats, "--device", args.device,
+                                          "--compile", "--floor"], tmp / f"ppo_{hidden}.json")
                 if r:
                     res = r["results"]
                     rows.append((f"PPO update [{hidden}], rl_core / rl_core+compile / rsl_rl / networks only",
@@ -71,7 +74,8 @@ def main() -> int:
                                             for k in ("rl_core", "rl_core+compile", "rsl_rl", "networks only")),
                                  f"rsl_rl / rl_core {r['ratios']['rl_core']:.2f}x, / compiled "
                                  f"{r['ratios']['rl_core+compile']:.2f}x, / networks only (the ceiling) "
-                                 f"{r['ratios']['networks only']:.2f}x; rl_core at {res['rl_core']['pct_of_peak']:.0f}% "
+                                 f"{r['ratios']['networks only']:.2f}x; rl_core at "
+                                 f"{res['rl_core']['pct_of_peak']:.0f}% "
                                  f"(compiled {res['rl_core+compile']['pct_of_peak']:.0f}%) of the "
                                  f"{r['peak_gflops']:.0f} GFLOP/s matmul peak"))
         else:
@@ -89,7 +93,8 @@ def main() -> int:
             rows.append((f"quadruped-flat env, {backend}, {envs} envs", f"{e['env_samples_per_s']:,.0f} samples/s",
                          f"env / raw physics {e['env_over_raw_control_steps']:.2f} "
                          f"(raw {e['raw_physics_steps_per_s']:,.0f} physics steps/s)"))
-        r = run("end_to_end.py", ["--device", args.device, "--iterations", "3" if args.quick else "10"], tmp / "e2e.json")
+        r = run("end_to_end.py", ["--device", args.device, "--iterations", "3" if args.quick else "10"],
+                tmp / "e2e.json")
         if r:
             mem = f"peak RSS {r['peak_rss_mib']:.0f} MiB" + (
                 f", peak CUDA {r['peak_cuda_mib']:.0f} MiB" if r["peak_cuda_mib"] is not None else "")
@@ -102,13 +107,16 @@ def main() -> int:
         if r:
             res = r["results"]
             rows.append(("Atari CNN PPO update, 8 envs x 128 steps, 4 epochs x 4 minibatches",
-                         f"{res['rl_core']['frames_per_s']:,.0f} frames/s ({res['rl_core']['samples_per_s']:,.0f} samples/s)",
+                         f"{res['rl_core']['frames_per_s']:,.0f} frames/s "
+                         f"({res['rl_core']['samples_per_s']:,.0f} samples/s)",
                          f"reference / rl_core {r['ratios']['rl_core']:.2f}x; frames stored as uint8: "
                          f"{r['storage_mib']['uint8']:.0f} MiB vs {r['storage_mib']['float32']:.0f} MiB as float32"))
-    header = (f"Machine: {machine(args.device)}; {datetime.date.today()}; "
-              f"commit {subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], cwd=ROOT, capture_output=True, text=True).stdout.strip()}"
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                            text=True).stdout.strip()
+    header = (f"Machine: {machine(args.device)}; {datetime.date.today()}; commit {commit}"
               f"; `python -m bench --device {args.device}{' --quick' if args.quick else ''}`")
-    table = [header, "", "| benchmark | result | ratio / split |", "|---|---|---|"] + [f"| {a} | {b} | {c} |" for a, b, c in rows]
+    table = [header, "", "| benchmark | result | ratio / split |", "|---|---|---|"] + [
+        f"| {a} | {b} | {c} |" for a, b, c in rows]
     print("\n".join(table))
     if args.record:
         with (ROOT / "bench" / "RESULTS.md").open("a") as f:

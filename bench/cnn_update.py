@@ -141,7 +141,8 @@ def main(argv: list[str] | None = None) -> None:
     results = {name: {"median_s": statistics.median(ts), "times_s": ts,
                       "samples_per_s": samples / statistics.median(ts),
                       "frames_per_s": samples * FRAME_SKIP / statistics.median(ts)} for name, ts in times.items()}
-    ratios = {name: results["reference"]["median_s"] / r["median_s"] for name, r in results.items() if name != "reference"}
+    ratios = {name: results["reference"]["median_s"] / r["median_s"]
+              for name, r in results.items() if name != "reference"}
     storage_mib = {"uint8": samples * 4 * 84 * 84 / 2**20, "float32": samples * 4 * 84 * 84 * 4 / 2**20}
     print(f"Atari CNN PPO update: {N} envs x {T} steps, 4 epochs x 4 minibatches, device {device}, "
           f"threads {torch.get_num_threads()}, {args.repeats} timed runs each")

@@ -1,6 +1,7 @@
 """End-to-end training throughput of a task: samples/s, the split between collection and learning, peak memory.
 
-    python -m bench.end_to_end [--task quadruped-flat] [--iterations 10] [--num-envs N] [--device cpu|cuda] [KEY=VALUE ...]
+    python -m bench.end_to_end [--task quadruped-flat] [--iterations 10] [--num-envs N] [--device cpu|cuda]
+        [KEY=VALUE ...]
 
 Runs ``--iterations`` PPO iterations after ``--warmup`` (compilation, allocator) with the task's defaults and
 reports medians of the per-iteration timings. On the CPU it also times every physics step (native stepping is

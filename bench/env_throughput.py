@@ -38,62 +38,72 @@ def measure(fn, steps: int, env) -> float:
     return (time.perf_counter() - t) / steps
 
 
-def main(argv: list[str] | None = None) -> None:
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    from envs.physics.registry import BACKENDS
+    from envs.robots.checks import COLLISIONS
+
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--task", default="quadruped-flat", help="a registered locomotion task (its default env config)")
-    p.add_argument("--backend", default="native", choices=["native", "mjx", "warp"])
+    p.add_argument("--backend", default="native", choices=BACKENDS)
     p.add_argument("--device", default="cpu")
     p.add_argument("--num-envs", type=int, nargs="+", default=[2048])
     p.add_argument("--steps", type=int, default=50, help="control steps timed per measurement")
     p.add_argument("--repeats", type=int, default=1, help="interleaved raw / env measurement pairs (medians reported)")
     p.add_argument("--mjx-impl", default="jax", choices=["jax", "warp"], help="MJX implementation (backend mjx)")
-    p.add_argument("--collisions", default=None, choices=["full", "feet"], help="env.collisions (default: the task's)")
+    p.add_argument("--collisions", default=None, choices=COLLISIONS, help="env.collisions (default: the task's)")
     p.add_argument("--solver-iterations", type=int, default=None, help="env.solver_iterations (default: the model's)")
     p.add_argument("--ls-iterations", type=int, default=None, help="env.ls_iterations (default: the model's)")
     p.add_argument("--json", type=Path, default=None, help="also write the results to this file")
-    args = p.parse_args(argv)
+    return p.parse_args(argv)
 
-    from configs.catalog import get_task
+
+def _one_size(args: argparse.Namespace, spec, task_env, collisions: str, n: int) -> dict:
+    """Raw physics and full env steps of ``n`` envs, ``args.repeats`` interleaved pairs; prints the table row."""
     from envs.tasks.locomotion import LocomotionEnv
+
+    t0 = time.perf_counter()
+    device = torch.device(args.device)
+    cfg = dataclasses.replace(task_env, num_envs=n, backend=args.backend, mjx_impl=args.mjx_impl,
+                              collisions=collisions, solver_iterations=args.solver_iterations,
+                              ls_iterations=args.ls_iterations)
+    env = spec.make_env(cfg, device)
+    assert isinstance(env, LocomotionEnv), f"{args.task} is not a locomotion task"
+    env.reset(seed=0)
+    actions = torch.zeros(n, env.num_joints, device=env.device)
+    ctrl = env.default_joint_pos.expand(n, env.num_joints).contiguous()
+    raws, fulls = [], []
+    for _ in range(args.repeats):
+        raws.append(measure(lambda env=env, ctrl=ctrl: env.physics.step(ctrl), args.steps, env))
+        fulls.append(measure(lambda env=env, actions=actions: env.step(actions), args.steps, env))
+    raw, full = statistics.median(raws), statistics.median(fulls)
+    ratios = [r / f for r, f in zip(raws, fulls, strict=True)]
+    setup = time.perf_counter() - t0
+    substeps = env.cfg.decimation
+    spread = f", env / raw per pair {min(ratios):.2f}-{max(ratios):.2f}" if args.repeats > 1 else ""
+    print(f"| {args.task} | {args.backend} | {device} | {n} | {n * substeps / raw:,.0f} | {n / full:,.0f} | "
+          f"{statistics.median(ratios):.2f} |  (total incl. setup and compile {setup:.0f} s{spread})", flush=True)
+    row = {"task": args.task, "backend": args.backend, "device": str(device), "num_envs": n,
+           "collisions": collisions, "solver_iterations": env.model.opt.iterations,
+           "ls_iterations": env.model.opt.ls_iterations, "repeats": args.repeats,
+           "raw_physics_steps_per_s": n * substeps / raw, "env_samples_per_s": n / full,
+           "env_over_raw_control_steps": statistics.median(ratios), "raw_s_per_step": raws, "env_s_per_step": fulls}
+    env.close()
+    return row
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = _parse(argv)
+    from configs.catalog import get_task
 
     spec = get_task(args.task)
     task_env = spec.default_config().env
-    device = torch.device(args.device)
     default = "the model's"
     collisions = args.collisions or getattr(task_env, "collisions", "full")
     print(f"task {args.task}, collisions {collisions}, solver iterations {args.solver_iterations or default}, "
           f"line-search iterations {args.ls_iterations or default}, {args.repeats} interleaved repeat(s)")
     print("| task | backend | device | envs | raw physics steps/s | env steps/s (samples/s) | env / raw |")
     print("|---|---|---|---|---|---|---|")
-    rows = []
-    for n in args.num_envs:
-        t0 = time.perf_counter()
-        cfg = dataclasses.replace(task_env, num_envs=n, backend=args.backend, mjx_impl=args.mjx_impl,
-                                  collisions=collisions, solver_iterations=args.solver_iterations,
-                                  ls_iterations=args.ls_iterations)
-        env = spec.make_env(cfg, device)
-        assert isinstance(env, LocomotionEnv), f"{args.task} is not a locomotion task"
-        env.reset(seed=0)
-        actions = torch.zeros(n, env.num_joints, device=env.device)
-        ctrl = env.default_joint_pos.expand(n, env.num_joints).contiguous()
-        raws, fulls = [], []
-        for _ in range(args.repeats):
-            raws.append(measure(lambda env=env, ctrl=ctrl: env.physics.step(ctrl), args.steps, env))
-            fulls.append(measure(lambda env=env, actions=actions: env.step(actions), args.steps, env))
-        raw, full = statistics.median(raws), statistics.median(fulls)
-        ratio = statistics.median(r / f for r, f in zip(raws, fulls))
-        setup = time.perf_counter() - t0
-        substeps = env.cfg.decimation
-        spread = (f", env / raw per pair {min(r / f for r, f in zip(raws, fulls)):.2f}-"
-                  f"{max(r / f for r, f in zip(raws, fulls)):.2f}") if args.repeats > 1 else ""
-        print(f"| {args.task} | {args.backend} | {device} | {n} | {n * substeps / raw:,.0f} | {n / full:,.0f} | "
-              f"{ratio:.2f} |  (total incl. setup and compile {setup:.0f} s{spread})", flush=True)
-        rows.append({"task": args.task, "backend": args.backend, "device": str(device), "num_envs": n,
-                     "collisions": collisions, "solver_iterations": env.model.opt.iterations,
-                     "ls_iterations": env.model.opt.ls_iterations, "repeats": args.repeats,
-                     "raw_physics_steps_per_s": n * substeps / raw, "env_samples_per_s": n / full,
-                     "env_over_raw_control_steps": ratio, "raw_s_per_step": raws, "env_s_per_step": fulls})
-        env.close()
+    rows = [_one_size(args, spec, task_env, collisions, n) for n in args.num_envs]
     if args.json is not None:
         args.json.write_text(json.dumps(rows, indent=2) + "\n")
 

@@ -16,6 +16,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from itertools import pairwise
 from pathlib import Path
 
 import torch
@@ -59,7 +60,7 @@ def update_flops(obs_dim: int, act_dim: int, hidden: list[int], batch: int, epoc
     """3 (forward + 2x backward) x 2 (multiply-add) x sum(in*out) of actor and critic, per sample."""
     def macs(out_dim: int) -> int:
         dims = [obs_dim, *hidden, out_dim]
-        return sum(a * b for a, b in zip(dims, dims[1:]))
+        return sum(a * b for a, b in pairwise(dims))
 
     return 3 * 2 * (macs(act_dim) + macs(1)) * (batch // minibatches) * minibatches * epochs
 
@@ -173,7 +174,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--device", default="cpu")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", type=Path, default=None, help="also write the results to this file")
-    p.add_argument("--compile", action="store_true", help="also time rl_core with algorithm.compile=true (torch.compile)")
+    p.add_argument("--compile", action="store_true",
+                   help="also time rl_core with algorithm.compile=true (torch.compile)")
     p.add_argument("--floor", action="store_true", help="also time the networks' forward + backward alone (compiled)")
     args = p.parse_args(argv)
     if args.repeats < 1:
@@ -205,7 +207,8 @@ def main(argv: list[str] | None = None) -> None:
         "rsl_rl": setup_rsl_rl(T, N, args.obs_dim, args.actions, hidden, device, args.seed),
     }
     if args.compile:
-        runs["rl_core+compile"] = setup_rl_core(T, N, args.obs_dim, args.actions, hidden, device, args.seed, compile=True)
+        runs["rl_core+compile"] = setup_rl_core(T, N, args.obs_dim, args.actions, hidden, device, args.seed,
+                                                compile=True)
     if args.floor:
         runs["networks only"] = setup_floor(T, N, args.obs_dim, args.actions, hidden, device, args.seed)
     peak = matmul_peak_gflops(device)
@@ -222,7 +225,8 @@ def main(argv: list[str] | None = None) -> None:
     ratio = results["rsl_rl"]["median_s"] / results["rl_core"]["median_s"]
     ratios = {name: results["rsl_rl"]["median_s"] / r["median_s"] for name, r in results.items() if name != "rsl_rl"}
 
-    print(f"PPO update: {N} envs x {T} steps, {HP['num_learning_epochs']} epochs x {HP['num_mini_batches']} minibatches, "
+    print(f"PPO update: {N} envs x {T} steps, {HP['num_learning_epochs']} epochs x "
+          f"{HP['num_mini_batches']} minibatches, "
           f"obs {args.obs_dim}, actions {args.actions}, hidden {hidden}, device {device}, "
           f"threads {torch.get_num_threads()}, {args.repeats} timed runs each")
     print(f"model FLOPs per update {flops / 1e9:.1f} GFLOP; fp32 matmul peak {peak:.1f} GFLOP/s")

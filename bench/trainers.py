@@ -65,8 +65,8 @@ def race(name: str, iterate: Callable[[], None], tap: MetricsTap, samples_per_it
         if reached is None and m["lin_vel_error"] <= lin_thr and m["yaw_rate_error"] <= yaw_thr:
             reached = {"iteration": it, "wall_s": wall, "env_steps": it * samples_per_iter}
         if it % 10 == 0:
-            print(f"  {name:7s} it {it:4d}  {wall:6.0f} s  lin err {m['lin_vel_error']:.3f}  yaw err {m['yaw_rate_error']:.3f}",
-                  flush=True)
+            print(f"  {name:7s} it {it:4d}  {wall:6.0f} s  lin err {m['lin_vel_error']:.3f}  "
+                  f"yaw err {m['yaw_rate_error']:.3f}", flush=True)
     return {"trainer": name, "iterations": it, "wall_s": time.perf_counter() - start, "final": m, "reached": reached}
 
 
@@ -116,7 +116,8 @@ def main(argv: list[str] | None = None) -> None:
         results.append(race("rsl_rl", rsl_iteration, tap, batch, args.budget_s, args.lin_threshold, args.yaw_threshold))
 
     print()
-    print(f"| trainer | iterations in {args.budget_s:.0f} s | wall s to threshold | env steps to threshold | final lin err | final yaw err |")
+    print(f"| trainer | iterations in {args.budget_s:.0f} s | wall s to threshold | env steps to threshold "
+          "| final lin err | final yaw err |")
     print("|---|---|---|---|---|---|")
     for r in results:
         hit = r["reached"]
@@ -125,7 +126,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"| {r['trainer']} | {r['iterations']} | {wall} | {steps} | {r['final']['lin_vel_error']:.3f} | "
               f"{r['final']['yaw_rate_error']:.3f} |")
     if len(results) == 2 and all(r["reached"] for r in results):
-        print(f"rsl_rl / rl_core wall time to threshold: {results[1]['reached']['wall_s'] / results[0]['reached']['wall_s']:.2f}x")
+        ratio = results[1]["reached"]["wall_s"] / results[0]["reached"]["wall_s"]
+        print(f"rsl_rl / rl_core wall time to threshold: {ratio:.2f}x")
 
 
 if __name__ == "__main__":

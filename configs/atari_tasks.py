@@ -32,8 +32,8 @@ def atari_config(env_id: str) -> TrainConfig:
 
 
 def atari_task(env_id: str) -> TaskSpec:
-    return TaskSpec(env_id, _make_atari_env, lambda: atari_config(env_id), f"Atari {env_id}, Nature CNN (CleanRL settings)",
-                    check_dependencies=atari_wrappers.require_ale)
+    return TaskSpec(env_id, _make_atari_env, lambda: atari_config(env_id),
+                    f"Atari {env_id}, Nature CNN (CleanRL settings)", check_dependencies=atari_wrappers.require_ale)
 
 
 for _id in ("BreakoutNoFrameskip-v4", "PongNoFrameskip-v4"):

@@ -37,5 +37,6 @@ def get_task(name: str) -> TaskSpec:
         return generic_gym_task(name)
     candidates = list(tasks) + list(gym.registry)
     close = difflib.get_close_matches(name, candidates, n=3, cutoff=0.6)
-    hint = f"; did you mean {', '.join(close)}?" if close else f"; registered tasks: {', '.join(sorted(tasks))} or any Gymnasium id"
+    hint = (f"; did you mean {', '.join(close)}?" if close
+            else f"; registered tasks: {', '.join(sorted(tasks))} or any Gymnasium id")
     raise UserError(f"unknown task '{name}'{hint}")

@@ -1,7 +1,7 @@
 """``quadruped-flat``: the built-in quadruped (``envs/robots/quadruped.py``) on the flat velocity-tracking task.
 
 Its defaults are ``configs/locomotion.flat_config``: legged_gym's flat settings, with the machine's fastest
-setup (MJX and 4096 envs on a GPU, native MuJoCo and 1024 envs on a CPU).
+setup (MuJoCo Warp, else MJX, and 4096 envs on a GPU; native MuJoCo and 1024 envs on a CPU).
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ def quadruped_flat() -> TrainConfig:
 
 
 register(flat_task("quadruped-flat", QUADRUPED,
-                   description="12-DoF quadruped tracking velocity commands on flat ground (native MuJoCo on CPU, MJX on GPU)"))
+                   description="12-DoF quadruped tracking velocity commands on flat ground "
+                               "(native MuJoCo on CPU; Warp / MJX on GPU)"))
 ROUGH_QUADRUPED = dataclasses.replace(QUADRUPED, termination_contacts=("torso",),
                                       penalized_contacts=(".*_thigh", ".*_calf"))
 """On terrain the thighs brush stair edges: only a torso contact ends an episode, thigh and calf contacts are

@@ -40,7 +40,8 @@ class TaskDefaults:
         for name in ("actor_hidden_dims", "critic_hidden_dims"):
             value = getattr(self, name)
             if value is not None:
-                object.__setattr__(self, name, (int(value),) if isinstance(value, int) else tuple(int(v) for v in value))
+                dims = (int(value),) if isinstance(value, int) else tuple(int(v) for v in value)
+                object.__setattr__(self, name, dims)
 
 
 POLICY_FIELDS = ("init_noise_std", "actor_hidden_dims", "critic_hidden_dims")

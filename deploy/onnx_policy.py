@@ -21,7 +21,8 @@ def _decode(value: str) -> Any:
 
 
 class OnnxPolicy:
-    """``policy(obs [batch, obs_dim] float32, or [batch, C, H, W] uint8 for pixels) -> actions``; ``policy.metadata`` holds the decoded metadata.
+    """``policy(obs [batch, obs_dim] float32, or [batch, C, H, W] uint8 for pixels) -> actions``;
+    ``policy.metadata`` holds the decoded metadata.
 
     A recurrent policy (metadata ``recurrent``) keeps its state between calls, one row per env of the batch, and
     starts from zeros; call ``reset()`` at the start of every episode (``reset(done)`` with a bool mask over the
@@ -80,6 +81,7 @@ class OnnxPolicy:
             return self.session.run(["actions"], {"obs": obs})[0]
         if not self.state or self.state[0].shape[0] != obs.shape[0]:
             self.state = [np.zeros((obs.shape[0], *self.state_shape), np.float32) for _ in self.state_inputs]
-        out = self.session.run(["actions", *self.state_outputs], {"obs": obs, **dict(zip(self.state_inputs, self.state))})
+        state = dict(zip(self.state_inputs, self.state, strict=True))
+        out = self.session.run(["actions", *self.state_outputs], {"obs": obs, **state})
         self.state = [np.array(x, dtype=np.float32) for x in out[1:]]
         return out[0]

@@ -221,11 +221,13 @@ def table(result: dict[str, Any]) -> str:
         verdict = "stalled machine" if row["machine_stalled"] else "yes" if row["walks"] else "no"
         lines.append(f"| {row['name']} | {verdict} | {f(r['fall_time_s'], '.2f')} | "
                      f"{f(r['lin_vel_tracking_error'])} | {f(r['yaw_rate_tracking_error'])} | {r['forward_m']:.2f} | "
-                     f"{f(t.get('inference_ms', {}).get('p99'), '.2f')} | {f(t.get('total_ms', {}).get('p99'), '.2f')} | "
+                     f"{f(t.get('inference_ms', {}).get('p99'), '.2f')} | "
+                     f"{f(t.get('total_ms', {}).get('p99'), '.2f')} | "
                      f"{t['missed_deadlines']} | {t['mode']} | {r['max_lag_ms']:.1f} |")
     o = result.get("offline")
     if o:
-        lines.append(f"| offline sim2sim (no real time) | {'yes' if o['walks'] else 'no'} | {f(o['fall_time_s'], '.2f')} "
+        lines.append(f"| offline sim2sim (no real time) | {'yes' if o['walks'] else 'no'} | "
+                     f"{f(o['fall_time_s'], '.2f')} "
                      f"| {f(o['lin_vel_tracking_error'])} | {f(o['yaw_rate_tracking_error'])} | {o['forward_m']:.2f} "
                      "| - | - | - | - | - |")
     return "\n".join(lines)
@@ -255,7 +257,7 @@ def plot(result: dict[str, Any], path: Path) -> None:
     ax.plot(x, lin, "o-", color="tab:blue", label="linear (m/s)")
     ax.plot(x, [float(np.nanmean([err(r, "yaw_rate_tracking_error") for r in g])) for g in runs], "s-",
             color="tab:orange", label="yaw rate (rad/s)")
-    for v, e, g in zip(x, lin, runs):
+    for v, e, g in zip(x, lin, runs, strict=True):
         if not all(r["walks"] for r in g):
             ax.plot(v, e if np.isfinite(e) else 0.0, "x", color="tab:red", ms=12, mew=2)
     ax.axhline(result["walk_error"], color="tab:blue", ls="--", lw=1)

@@ -24,6 +24,9 @@ def run(path: str | Path, episodes: int, seed: int, terrain_eval: TerrainEval | 
 
         metrics = sim2sim_reach.run(policy, episodes, seed)
         where = "plain MuJoCo"
+    elif "scene_mjb" in meta and "base_joint" not in meta:  # another task without a floating base
+        raise UserError(f"policy file {path} has a scene but no base_joint: sim2sim runs legged robots, reaching "
+                        "arms (task_family reach) and Gymnasium policies only")
     elif "scene_mjb" in meta or "robot_xml" in meta:  # robot_xml: an older export (sim2sim says how to renew it)
         from deploy import sim2sim
 

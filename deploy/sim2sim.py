@@ -30,10 +30,14 @@ import numpy as np
 
 from deploy.onnx_policy import OnnxPolicy
 from deploy.terrain import HeightMap, HeightScan, TerrainEval, tiles, yaw_of
+from envs.tasks.locomotion.obs_table import TERM_NAMES  # the trainer's observation table
 from rl_core import breakdown
 from rl_core.errors import UserError
 
 COMMANDS = ("lin_vel_x", "lin_vel_y", "yaw_rate")
+BUILDS = ("base_lin_vel", "base_ang_vel", "projected_gravity", "commands", "joint_pos", "joint_vel", "last_actions",
+          "height_scan")
+"""The observation terms ``PlainMujocoRobot.values`` builds (every term of the trainer's table: a test checks it)."""
 
 
 class PlainMujocoRobot:
@@ -70,8 +74,10 @@ class PlainMujocoRobot:
         self.held_pos = np.array(meta.get("held_joint_pos", []), dtype=np.float64)
         self.scales = {name: np.asarray(v, dtype=np.float64) for name, v in meta["obs_scales"].items()}
         for name, _ in meta["obs_layout"]:
-            if name not in _TERMS:
-                raise UserError(f"sim2sim: observation term '{name}' is not known; known: {', '.join(_TERMS)}")
+            if name not in BUILDS:
+                known = name in TERM_NAMES
+                raise UserError(f"sim2sim: observation term '{name}' is {'not built here' if known else 'not known'}; "
+                                f"sim2sim builds {', '.join(BUILDS)}")
         self.last_action = np.zeros(len(joints))
         self.commands = np.zeros(3)
 
@@ -96,7 +102,8 @@ class PlainMujocoRobot:
         rot3 = rot.reshape(3, 3)  # body -> world
         return rot3.T @ self.data.qvel[v:v + 3], self.data.qvel[v + 3:v + 6].copy(), rot3.T @ np.array([0.0, 0.0, -1.0])
 
-    def observe(self) -> np.ndarray:
+    def values(self) -> dict[str, np.ndarray]:
+        """Each observation term's raw value (``BUILDS``), as the trainer's ``observations.values`` gives it."""
         lin, ang, grav = self.body_frame()
         values = {"base_lin_vel": lin, "base_ang_vel": ang, "projected_gravity": grav, "commands": self.commands,
                   "joint_pos": self.data.qpos[self.qpos_adr] - self.default, "joint_vel": self.data.qvel[self.dof_adr],
@@ -104,6 +111,10 @@ class PlainMujocoRobot:
         if self.scan is not None:
             values["height_scan"] = self.scan(self.data.qpos[self.base_q:self.base_q + 3],
                                               yaw_of(self.data.qpos[self.base_q + 3:self.base_q + 7]))
+        return values
+
+    def observe(self) -> np.ndarray:
+        values = self.values()
         return np.concatenate([values[name] * self.scales.get(name, 1.0) for name, _ in self.meta["obs_layout"]])
 
     def base_xy(self) -> np.ndarray:
@@ -126,7 +137,8 @@ def load_scene(meta: dict[str, Any]) -> mujoco.MjModel:
     """The compiled scene stored in the metadata (``scene_mjb``: zlib-compressed MJB, base64)."""
     if "scene_mjb" not in meta:
         raise UserError("sim2sim: this policy file carries no scene (metadata scene_mjb; files exported before scenes "
-                        "were stored name a robot_xml instead); re-export it with play.py --checkpoint RUN --export-onnx")
+                        "were stored name a robot_xml instead); re-export it with play.py --checkpoint RUN "
+                        "--export-onnx")
     mjb = zlib.decompress(base64.b64decode(meta["scene_mjb"]))
     return mujoco.MjModel.from_binary_path("scene.mjb", {"scene.mjb": mjb})
 
@@ -211,7 +223,3 @@ def run(policy: OnnxPolicy, episodes: int, seed: int, terrain_eval: TerrainEval 
                          for k in edges}
     return out
 
-
-_TERMS = ("base_lin_vel", "base_ang_vel", "projected_gravity", "commands", "joint_pos", "joint_vel", "last_actions",
-          "height_scan")
-"""Observation terms this check knows how to build."""

@@ -49,7 +49,8 @@ class AtariEnvConfig(GymEnvConfig):
         require(atari_wrappers.is_atari_id(self.env_id), "env.env_id", self.env_id,
                 "an ALE id such as BreakoutNoFrameskip-v4 or ALE/Breakout-v5")
         require(self.frame_skip >= 1, "env.frame_skip", self.frame_skip, "an integer >= 1")
-        require(self.screen_size >= 36, "env.screen_size", self.screen_size, "an integer >= 36 (the CNN's smallest input)")
+        require(self.screen_size >= 36, "env.screen_size", self.screen_size,
+                "an integer >= 36 (the CNN's smallest input)")
         require(self.frame_stack >= 1, "env.frame_stack", self.frame_stack, "an integer >= 1")
         require(self.noop_max >= 0, "env.noop_max", self.noop_max, "an integer >= 0")
 

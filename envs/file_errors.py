@@ -64,7 +64,7 @@ def matches(value: Any, tp: Any) -> bool:
                 return all(matches(kv, args[0]) for kv in value.items())
             return isinstance(value, (tuple, list)) and all(matches(v, args[0]) for v in value)
         return isinstance(value, (tuple, list)) and len(value) == len(args) and all(
-            matches(v, a) for v, a in zip(value, args))
+            matches(v, a) for v, a in zip(value, args, strict=True))
     if tp is float:
         return isinstance(value, numbers.Real) and not isinstance(value, bool)
     if tp is int:
@@ -172,7 +172,8 @@ def _keyword_line(path: Path, start: int, name: str) -> Optional[int]:
         tree = ast.parse(path.read_text())
     except (OSError, SyntaxError, ValueError):
         return None
-    lines = sorted(k.lineno for k in ast.walk(tree) if isinstance(k, ast.keyword) and k.arg == name and k.lineno >= start)
+    lines = sorted(k.lineno for k in ast.walk(tree)
+                   if isinstance(k, ast.keyword) and k.arg == name and k.lineno >= start)
     return lines[0] if lines else None
 
 
@@ -187,7 +188,8 @@ def field_line(source: str, variable: str, field_path: str) -> Optional[int]:
     last = parts[-1].split("[")[0]
     index = next((int(p.split("[")[1]) for p in parts[:-1] if "[" in p), 0)
     for node in tree.body:
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        targets = (node.targets if isinstance(node, ast.Assign)
+                   else [node.target] if isinstance(node, ast.AnnAssign) else [])
         if any(isinstance(t, ast.Name) and t.id == variable for t in targets):
             keywords = [k for k in ast.walk(node) if isinstance(k, ast.keyword) and k.arg == last]
             keywords.sort(key=lambda k: (k.lineno, k.col_offset))

@@ -116,7 +116,8 @@ class GymVecEnv:
         elif isinstance(act_space, gym.spaces.Box) and len(act_space.shape) == 1:
             self._low, self._high = act_space.low.astype(np.float32), act_space.high.astype(np.float32)
             self.action_spec = ActionSpec(discrete=False, n=int(act_space.shape[0]),
-                                          low=tuple(float(x) for x in self._low), high=tuple(float(x) for x in self._high))
+                                          low=tuple(float(x) for x in self._low),
+                                          high=tuple(float(x) for x in self._high))
         else:
             raise UserError(f"task {cfg.env_id}: action space {act_space} is not supported (Discrete or 1-D Box only)")
         self._action_offset = int(getattr(act_space, "start", 0)) if self.action_spec.discrete else 0
@@ -158,7 +159,8 @@ class GymVecEnv:
                 final[i] = self._obs_array(info["final_obs"][i])[0]
             out_info["final_obs"] = {"policy": torch.as_tensor(final, device=self.device)}
         return (self._obs(obs), torch.as_tensor(rew, device=self.device),
-                torch.as_tensor(term, device=self.device), torch.as_tensor(trunc, device=self.device), cast(StepInfo, out_info))
+                torch.as_tensor(term, device=self.device), torch.as_tensor(trunc, device=self.device),
+                cast(StepInfo, out_info))
 
     def steps_per_second(self) -> float:
         """Env steps per second of game time: the rate of a real-time video with one frame per step."""

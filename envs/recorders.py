@@ -1,4 +1,5 @@
-"""What ``play.py`` attaches to an evaluation: a video of one env, a gait plot, or MuJoCo's interactive viewer.
+"""What ``play.py`` attaches to an evaluation: a video of one env (a gait plot for legged robots), or MuJoCo's
+interactive viewer.
 
 Each factory returns ``(on_step, finish)``: ``on_step(t)`` runs after every env step of the evaluation and
 ``finish()`` once after it. They read the env's state and never change it.
@@ -9,49 +10,87 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from rl_core.env_api import SimulatedRobot
 from rl_core.errors import UserError
 
 Callbacks = tuple[Callable[[int], None], Callable[[], None]]
 
 
-def locomotion_video(env: SimulatedRobot, path: str, index: int, seconds: float) -> Callbacks:
-    """An MP4 following robot ``index`` with its command and velocity captioned, and a gait plot (PNG) next to it."""
+@runtime_checkable
+class Filmable(Protocol):
+    """A batched MuJoCo simulation play.py can film or show (``envs/tasks/base.py``'s ``MujocoTask``); read only."""
+
+    physics: Any
+    """The physics backend (``read()`` gives qpos / qvel / sensordata of every env)."""
+    model: Any
+    """The compiled MuJoCo model that is simulated."""
+    dt: float
+    """Control period (s)."""
+    camera: str | None
+    """The camera a video films through (None: the renderer's free camera)."""
+    track_body: int
+    """The body the interactive viewer follows."""
+
+    def render_model(self, index: int) -> Any:
+        """The model to film env ``index`` with from now on: ``model``, or one with the same joints and a lighter
+        floor around the robot (a large heightfield takes a software renderer seconds per frame)."""
+        ...
+
+    def caption(self, index: int) -> str:
+        """What a video frame of env ``index`` says under its time (the command and what the robot does)."""
+        ...
+
+
+@runtime_checkable
+class Gaited(Protocol):
+    """A legged robot's task: its feet's contacts, commands and velocities give a gait plot next to the video."""
+
+    robot: Any
+    """The resolved robot (its ``foot_names``)."""
+    commands: Any
+    """Current commands ``[N, 3]``."""
+    last_contacts: Any
+    """Feet on the ground ``[N, feet]`` bool."""
+
+    def measured(self, index: int) -> np.ndarray:
+        """Env ``index``'s base velocity as commanded: (vx, vy, yaw rate)."""
+        ...
+
+
+def mujoco_video(env: Filmable, path: str, index: int, seconds: float) -> Callbacks:
+    """An MP4 following env ``index`` with the task's caption; for a legged robot a gait plot (PNG) next to it."""
     from envs.video import VideoRecorder, save_gait_plot
 
     steps = int(seconds / env.dt)
     videos: list[VideoRecorder] = []  # made at the first frame, when the robot stands where it is filmed
+    gait = env if isinstance(env, Gaited) else None
     contacts, commands, velocities = [], [], []
 
     def on_step(t: int) -> None:
         if t >= steps:
             return
         if not videos:
-            videos.append(VideoRecorder(env.render_model(index), camera=env.robot.camera))
-        video = videos[0]
+            videos.append(VideoRecorder(env.render_model(index), camera=env.camera))
         r = env.physics.read()
-        k = env.kinematics(r)
-        cmd = env.commands[index].cpu().numpy()
-        vel = np.concatenate([k["lin_vel_b"][index, :2].cpu().numpy(), k["ang_vel_b"][index, 2:].cpu().numpy()])
-        caption = (f"env {index}  t {t * env.dt:5.2f} s\n"
-                   f"command  vx {cmd[0]:+.2f}  vy {cmd[1]:+.2f} m/s  yaw {cmd[2]:+.2f} rad/s\n"
-                   f"actual   vx {vel[0]:+.2f}  vy {vel[1]:+.2f} m/s  yaw {vel[2]:+.2f} rad/s")
-        video.add(r.qpos[index].double().cpu().numpy(), caption)
-        contacts.append(env.last_contacts[index].cpu().numpy())
-        commands.append(cmd)
-        velocities.append(vel)
+        videos[0].add(r.qpos[index].double().cpu().numpy(), f"env {index}  t {t * env.dt:5.2f} s\n" + env.caption(index))
+        if gait is not None:
+            contacts.append(gait.last_contacts[index].cpu().numpy())
+            commands.append(gait.commands[index].cpu().numpy())
+            velocities.append(gait.measured(index))
 
     def finish() -> None:
         if not videos:
             raise UserError(f"--video={path}: no step was filmed (the evaluation ended before its first step)")
         out = videos[0].save(path, fps=1.0 / env.dt)
         videos[0].close()
-        plot = save_gait_plot(np.array(contacts), env.dt, env.robot.foot_names, np.array(commands), np.array(velocities),
-                              Path(path).with_suffix(".png"))
+        if gait is None:
+            print(f"wrote {out}")
+            return
+        plot = save_gait_plot(np.array(contacts), env.dt, gait.robot.foot_names, np.array(commands),
+                              np.array(velocities), Path(path).with_suffix(".png"))
         print(f"wrote {out} and {plot}")
 
     return on_step, finish
@@ -75,7 +114,7 @@ def gym_video(env: Any, path: str, index: int, seconds: float) -> Callbacks:
     return on_step, finish
 
 
-def viewer(env: SimulatedRobot, index: int) -> Callbacks:
+def viewer(env: Filmable, index: int) -> Callbacks:
     """MuJoCo's interactive viewer showing robot ``index`` in real time (needs a display)."""
     import mujoco
     import mujoco.viewer
@@ -84,7 +123,7 @@ def viewer(env: SimulatedRobot, index: int) -> Callbacks:
     handle = mujoco.viewer.launch_passive(env.model, data)
     with handle.lock():  # follow the robot
         handle.cam.type = mujoco.mjtCamera.mjCAMERA_TRACKING
-        handle.cam.trackbodyid = env.robot.base_body_id
+        handle.cam.trackbodyid = env.track_body
         handle.cam.distance = 1.5
     clock = [time.perf_counter()]
 

@@ -106,7 +106,8 @@ def load_file_task(ref: str) -> TaskSpec:
         task = task()
     if not isinstance(task, TaskSpec):
         found = [k for k, v in vars(module).items() if isinstance(v, TaskSpec)]
-        raise UserError(f"--task {ref}: {path} has no task '{attr}' (a TaskSpec, e.g. configs.locomotion.flat_task(...)); "
+        raise UserError(f"--task {ref}: {path} has no task '{attr}' "
+                        f"(a TaskSpec, e.g. configs.locomotion.flat_task(...)); "
                         f"its tasks: {', '.join(found) or '(none)'}")
     task = replace(task, name=ref, validate=_placed(task.validate, path, vars(module)))
     _REGISTRY[ref] = task

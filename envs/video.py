@@ -16,7 +16,7 @@ import numpy as np
 class VideoRecorder:
     """Collects frames of ``model`` posed at given ``qpos``, seen from ``camera``; writes an MP4."""
 
-    def __init__(self, model: mujoco.MjModel, width: int = 640, height: int = 480, camera: str = "track"):
+    def __init__(self, model: mujoco.MjModel, width: int = 640, height: int = 480, camera: str | None = "track"):
         self.model = model
         self.data = mujoco.MjData(model)
         self.renderer = mujoco.Renderer(model, height, width)
@@ -27,7 +27,7 @@ class VideoRecorder:
         """Render the model at ``qpos``; ``caption`` is written in the top-left corner."""
         self.data.qpos[:] = qpos
         mujoco.mj_forward(self.model, self.data)
-        self.renderer.update_scene(self.data, camera=self.camera)
+        self.renderer.update_scene(self.data, camera=-1 if self.camera is None else self.camera)
         frame = self.renderer.render().copy()
         self.frames.append(add_caption(frame, caption) if caption else frame)
 

@@ -70,7 +70,7 @@ CLI_CASES: list[tuple[str, list[str], str]] = [
     ("play", ["--checkpoint", "{ckpt}", "--num-envs", "0"], "--num-envs=0 is not allowed"),
     ("play", ["--checkpoint", "{ckpt}", "--seed", "1.5"], "argument --seed: invalid int value"),
     ("play", ["--checkpoint", "{ckpt}", "--backend", "physx"], "argument --backend: invalid choice"),
-    ("play", ["--checkpoint", "{ckpt}", "--backend", "native"], "--backend applies to the MuJoCo locomotion tasks"),
+    ("play", ["--checkpoint", "{ckpt}", "--backend", "native"], "--backend applies to the MuJoCo tasks"),
     ("play", ["--checkpoint", "{ckpt}", "--task", "Pendulum-v1"], "was trained on task 'CartPole-v1', not 'Pendulum-v1'"),
     ("play", ["--checkpoint", "{ckpt}", "--json", "out.yaml"], "--json=out.yaml is not allowed"),
     ("play", ["--checkpoint", "{ckpt}", "--video", "out.avi"], "--video=out.avi is not allowed"),

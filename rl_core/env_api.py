@@ -7,11 +7,11 @@ the done flags of the transition it just made, kept apart: ``terminated`` (a tru
 and ``truncated`` (a time limit, bootstrap from the value of ``info["final_obs"]``). Envs reset themselves
 individually; the returned observation of a done env is already the first of its next episode.
 
-This module is the whole contract: everything the runner, the evaluator, ``play.py`` and the recorders read from
-an env is declared here, as ``VecEnv``, the typed ``StepInfo`` of ``step`` and the optional capabilities
-(``PixelObservations``, ``Checkpointable``, ``Exportable``, ``CommandBreakdown``, ``SimulatedRobot``,
-``Symmetric``), which
-callers test with ``isinstance`` (runtime-checkable Protocols) instead of probing for attributes.
+This module is the whole contract the learning side reads: everything the runner, the evaluator and ``play.py``
+read from an env is declared here (what play.py's video and viewer read of a MuJoCo task: ``envs/recorders.py``),
+as ``VecEnv``, the typed ``StepInfo`` of ``step`` and the optional capabilities (``PixelObservations``,
+``Checkpointable``, ``Exportable``, ``CommandBreakdown``, ``Symmetric``), which callers test with ``isinstance``
+(runtime-checkable Protocols) instead of probing for attributes.
 """
 
 from __future__ import annotations
@@ -116,33 +116,6 @@ class CommandBreakdown(Protocol):
 
     breakdown_edges: dict[str, list[float]]
     """Name -> bin edges (``rl_core.breakdown``)."""
-
-
-@runtime_checkable
-class SimulatedRobot(Protocol):
-    """A batched robot simulation: what play.py's video, gait plot and viewer read (never write)."""
-
-    physics: Any
-    """The physics backend (``read()`` gives qpos / qvel / sensordata of every env)."""
-    model: Any
-    """The compiled MuJoCo model that is simulated (for rendering)."""
-    robot: Any
-    """The resolved robot: joint and foot names, base body, tracking camera."""
-    dt: float
-    """Control period (s)."""
-    commands: torch.Tensor
-    """Current commands ``[N, 3]``."""
-    last_contacts: torch.Tensor
-    """Feet on the ground ``[N, feet]`` bool."""
-
-    def kinematics(self, readout: Any) -> dict[str, torch.Tensor]:
-        """Body-frame velocities and the other derived quantities of a physics readout."""
-        ...
-
-    def render_model(self, index: int) -> Any:
-        """The MuJoCo model to film env ``index`` with from now on: ``model``, or one with the same joints and a
-        lighter floor around the robot (a large heightfield takes a software renderer seconds per frame)."""
-        ...
 
 
 @runtime_checkable

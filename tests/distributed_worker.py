@@ -35,7 +35,8 @@ def main(out: Path) -> None:
         distributed.init_from_environment("cpu")
     rank, world = distributed.rank(), distributed.world_size()
     torch.manual_seed(0)
-    policy = ActorCritic(OBS, None, ActionSpec(False, ACT), PolicyConfig(actor_hidden_dims=(32,), critic_hidden_dims=(32,)))
+    policy = ActorCritic(OBS, None, ActionSpec(False, ACT),
+                         PolicyConfig(actor_hidden_dims=(32,), critic_hidden_dims=(32,)))
     cfg = PPOConfig(num_learning_epochs=3, num_mini_batches=1, schedule="adaptive", desired_kl=0.001)
     alg = PPO(policy, cfg, total_iterations=10, device=torch.device("cpu"))
 

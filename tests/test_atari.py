@@ -16,7 +16,7 @@ import train
 from configs.atari_tasks import atari_config
 from envs.atari import AtariEnvConfig, AtariVecEnv
 from rl_core.config import PolicyConfig
-from rl_core.env_api import ActionSpec, obs_dtype, obs_shape
+from rl_core.env_api import ActionSpec, Exportable, PixelObservations, VecEnv, obs_dtype, obs_shape
 from rl_core.errors import ConfigError
 from rl_core.modules.actor_critic import ActorCritic
 from rl_core.storage import RolloutStorage
@@ -45,6 +45,8 @@ def _play_until_game_over(env: AtariVecEnv, max_steps: int = 5000):
 def test_observations_are_uint8_frame_stacks():
     env = _env()
     try:
+        # the contract the learner reads (nothing checks it at run time): pixels, not flat vectors
+        assert isinstance(env, VecEnv) and isinstance(env, PixelObservations) and isinstance(env, Exportable)
         obs = env.reset(seed=0)["policy"]
         assert obs.dtype == torch.uint8 and obs.shape == (2, 4, 84, 84)
         assert obs_shape(env, "policy") == (4, 84, 84) and obs_dtype(env) == torch.uint8
@@ -156,7 +158,8 @@ def test_breakout_trains_saves_plays_and_exports_on_the_cpu(tmp_path, capsys):
     summary = json.loads((run / "summary.json").read_text())
     assert summary["env_steps"] == 128 and summary["task"] == "BreakoutNoFrameskip-v4"
     assert "mean_game_score" in summary or summary["mean_episode_return"] is not None
-    code = play.main(["--checkpoint", str(run), "--episodes", "1", "--num-envs", "1", "--json", str(tmp_path / "m.json"),
+    code = play.main(["--checkpoint", str(run), "--episodes", "1", "--num-envs", "1",
+                      "--json", str(tmp_path / "m.json"),
                       "--export-onnx", str(tmp_path / "b.onnx"), "--sim2sim", str(tmp_path / "b.onnx")])
     out, err = capsys.readouterr()
     assert code == 0, err

@@ -24,7 +24,8 @@ def run_main(capsys, *argv):
     (["--task", "CartPole-v1", "--num-envs", "-4"], "env.num_envs=-4"),
     (["--task", "CartPole-v1", "--max-iterations", "0"], "runner.max_iterations=0"),
     (["--task", "CartPole-v1", "runner.num_steps_per_env=-1"], "runner.num_steps_per_env=-1"),
-    (["--task", "CartPole-v1", "algorithm.num_mini_batches=7"], "divisor of env.num_envs * runner.num_steps_per_env = 256"),
+    (["--task", "CartPole-v1", "algorithm.num_mini_batches=7"],
+     "divisor of env.num_envs * runner.num_steps_per_env = 256"),
     (["--task", "CartPole-v1", "algorithm.learnig_rate=1e-3"], "algorithm.learnig_rate"),
     # overrides before and after a flag are all read (argparse alone calls the second group unrecognized)
     (["--task", "CartPole-v1", "algorithm.gamma=0.98", "--seed", "3", "algorithm.learnig_rate=1e-3"],

@@ -56,12 +56,12 @@ def test_graphed_env_recaptures_after_reset_and_resumes_exactly():
     first = [env.step(actions)[0]["policy"].clone() for _ in range(5)]
     env.load_state_dict(state)  # replaces the task's state tensors: the next step re-captures
     second = [env.step(actions)[0]["policy"].clone() for _ in range(5)]
-    for x, y in zip(first, second):
+    for x, y in zip(first, second, strict=True):
         torch.testing.assert_close(x, y, atol=1e-3, rtol=0)  # atomics: summation order may differ
-    captures = env._graphed.captures
+    captures = env.graphed.captures
     env.reset(seed=2)
     env.step(actions)
-    assert env._graphed.captures == captures + 1
+    assert env.graphed.captures == captures + 1
 
 
 def test_graphed_env_detects_nan_physics_and_recovers():
@@ -90,8 +90,8 @@ def test_graphed_ppo_update_matches_the_eager_update():
 
     def build(cuda_graph: bool):
         torch.manual_seed(0)
-        policy = ActorCritic((48,), None, ActionSpec(discrete=False, n=12), PolicyConfig(actor_hidden_dims=(128, 64, 32), critic_hidden_dims=(128, 64, 32),
-                                                        activation="elu")).cuda()
+        config = PolicyConfig(actor_hidden_dims=(128, 64, 32), critic_hidden_dims=(128, 64, 32), activation="elu")
+        policy = ActorCritic((48,), None, ActionSpec(discrete=False, n=12), config).cuda()
         return policy, PPO(policy, PPOConfig(num_mini_batches=4, num_learning_epochs=5, cuda_graph=cuda_graph), 10,
                            torch.device("cuda"))
 
@@ -107,7 +107,8 @@ def test_graphed_ppo_update_matches_the_eager_update():
                 params, values = pa.params_and_value(obs, obs)
                 actions = pa.head.sample(params, gen)
                 storage.add(obs, None, actions, pa.head.log_prob(params, actions), params, values,
-                            torch.randn(256, device="cuda", generator=gen), torch.zeros(256, dtype=torch.bool, device="cuda"),
+                            torch.randn(256, device="cuda", generator=gen),
+                            torch.zeros(256, dtype=torch.bool, device="cuda"),
                             torch.zeros(256, dtype=torch.bool, device="cuda"), None, None)
         storage.compute_returns(torch.zeros(256, device="cuda"), 0.99, 0.95)
         adv = storage.advantages.clone()
@@ -116,7 +117,7 @@ def test_graphed_ppo_update_matches_the_eager_update():
         out_b = alg_b.update(storage, g.manual_seed(it))
         for k in ("surrogate_loss", "value_loss", "kl", "learning_rate"):
             torch.testing.assert_close(out_a[k], out_b[k], atol=1e-5, rtol=1e-4)
-        for x, y in zip(pa.parameters(), pb.parameters()):
+        for x, y in zip(pa.parameters(), pb.parameters(), strict=True):
             torch.testing.assert_close(x, y, atol=1e-5, rtol=1e-4)
         storage.clear()
     assert alg_a._graphed.graph is not None
@@ -137,6 +138,6 @@ def test_runner_trains_on_the_warp_backend_with_graphs(tmp_path):
     runner = OnPolicyRunner(env, cfg, task="quadruped-flat", run_dir=tmp_path, quiet=True)
     summary = runner.learn()
     assert summary["iterations"] == 4 and runner.alg._graphed is not None and runner.alg._graphed.graph is not None
-    assert env._graphed is not None and env._graphed.captures == 1
+    assert env.graphed is not None and env.graphed.captures == 1
     assert all(torch.isfinite(p).all() for p in runner.policy.parameters())
     assert (tmp_path / "checkpoints" / "model_4.pt").exists()

@@ -37,8 +37,11 @@ class Planter:
 
     def __init__(self, env: LocomotionEnv, at: int):
         self.env, self.at, self.t = env, at, 0
-        self.num_envs, self.obs_dims, self.action_spec, self.device = env.num_envs, env.obs_dims, env.action_spec, env.device
+        self.num_envs, self.obs_dims = env.num_envs, env.obs_dims
+        self.action_spec, self.device = env.action_spec, env.device
         self.invalid: list[torch.Tensor] = []
+        self.observed: list[torch.Tensor] = []
+        """The policy observations the env returned, before the learner normalizes (and clips) them."""
 
     def reset(self, seed=None):
         return self.env.reset(seed)
@@ -52,10 +55,11 @@ class Planter:
             env.physics.set_velocity(torch.ones(N, dtype=torch.bool), qvel)
             commands = env.commands.clone()
             commands[5] = math.nan
-            env.commands = commands
+            env.state.commands = commands
         self.t += 1
         out = env.step(actions)
         self.invalid.append(out[4]["invalid"].clone())
+        self.observed.append(out[0]["policy"].clone())
         return out
 
     def close(self):
@@ -79,10 +83,12 @@ def test_planted_explosions_never_reach_the_storage_nor_the_logged_statistics():
     for x in (s.obs, s.critic_obs, s.rewards, s.values, s.returns, s.advantages):
         if x is not None:
             assert torch.isfinite(x).all()
-    # every stored observation is within the robot's bounds (the planted worlds were reset in the same step)
-    bound = env.env._obs_bound.max().item()
-    assert s.obs.abs().max() <= bound
-    assert s.obs.abs().max() < 50.0  # observations of healthy worlds stay within a few units
+    # every observation the env returned is within its column's bound, noise included (the planted worlds were
+    # reset in the same step); not the stored ones: normalized and clipped to policy.obs_clip (10), they cannot
+    # exceed a bound of 50 or more
+    observed = torch.stack(env.observed)
+    assert (observed.abs() <= env.env.obs_bound + env.env.obs.noise_vec + 1e-4).all()
+    assert observed.abs().max() < 50.0  # observations of healthy worlds stay within a few units
     physics = env.env.physics.read()
     assert physics.qvel.abs().max() < env.env.bounds.base_ang_vel  # the worlds were reset, not left broken
     # logged statistics: means over the worlds that did not diverge
@@ -121,13 +127,13 @@ def test_speed_bounds_follow_the_robot():
     b = speed_bounds(q.model, q.joint_dof_adr, QUADRUPED.base_height, push_vel=0.0)
     assert b.base_lin_vel == pytest.approx(5 * math.sqrt(9.81 * 0.30))  # Froude speed 5 on 0.30 m
     assert b.base_ang_vel == pytest.approx(2 * b.base_lin_vel / 0.30)  # a cheetah's speed (10) over the height
-    by_name = dict(zip(q.joint_names, b.joint_vel))
+    by_name = dict(zip(q.joint_names, b.joint_vel, strict=True))
     # a calf (short lever) may spin faster than a thigh (the whole leg); every bound far above what it reaches
     assert by_name["FR_calf_joint"] > by_name["FR_thigh_joint"] > 60.0
     h = build(HUMANOID, "full")
     hb = speed_bounds(h.model, h.joint_dof_adr, HUMANOID.base_height, push_vel=0.0)
     assert hb.base_lin_vel > b.base_lin_vel  # a taller robot may move faster
-    ankle = dict(zip(h.joint_names, hb.joint_vel))["right_ankle_pitch_joint"]
+    ankle = dict(zip(h.joint_names, hb.joint_vel, strict=True))["right_ankle_pitch_joint"]
     assert ankle > 200.0  # a light foot on a short lever: a healthy 100 rad/s strike stays within
     doubled = speed_bounds(q.model, q.joint_dof_adr, QUADRUPED.base_height, push_vel=0.0, margin=2.0)
     assert doubled.base_lin_vel == pytest.approx(2 * b.base_lin_vel)
@@ -181,7 +187,7 @@ def test_a_world_beyond_the_speed_bounds_diverged_even_with_its_observation_in_b
     calf = env.robot.joint_names.index("FR_calf_joint")
     qvel[4, env.robot.joint_dof_adr[calf]] = 0.9 * b.joint_vel[calf]
     qvel[5, env.robot.joint_dof_adr[calf]] = -1.1 * b.joint_vel[calf]
-    assert env._beyond_bounds(qvel).tolist() == [False, False, True, True, False, True]
+    assert env.judge.beyond_bounds(qvel).tolist() == [False, False, True, True, False, True]
 
 
 def test_no_robot_starts_inside_the_terrain():

@@ -50,7 +50,8 @@ def test_onnx_lstm_has_state_inputs_outputs_and_metadata(lstm_onnx):
         dims = value.type.tensor_type.shape.dim
         assert dims[0].dim_param and [d.dim_value for d in dims[1:]] == [2, 16]  # [batch, layers, size]
     rec = OnnxPolicy(path).metadata["recurrent"]
-    assert rec["memory"] == "lstm" and rec["state_inputs"] == ["h_in", "c_in"] and rec["state_outputs"] == ["h_out", "c_out"]
+    assert rec["memory"] == "lstm" and rec["state_inputs"] == ["h_in", "c_in"]
+    assert rec["state_outputs"] == ["h_out", "c_out"]
     assert rec["state_shape"] == ["batch", 2, 16] and "zeros" in rec["reset"]
 
 

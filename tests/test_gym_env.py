@@ -4,6 +4,18 @@ import numpy as np
 import torch
 
 from envs.gym import GymEnvConfig, GymVecEnv
+from rl_core.env_api import Checkpointable, Exportable, PixelObservations, VecEnv
+
+
+def test_the_gymnasium_env_meets_the_contract_the_learner_reads():
+    """The runner, evaluator and exporter read the env through ``rl_core.env_api``'s protocols, which nothing checks
+    at run time: the adapter is a VecEnv and Exportable; it has no state to checkpoint and flat observations."""
+    env = GymVecEnv(GymEnvConfig(env_id="CartPole-v1", num_envs=2))
+    try:
+        assert isinstance(env, VecEnv) and isinstance(env, Exportable)
+        assert not isinstance(env, Checkpointable) and not isinstance(env, PixelObservations)
+    finally:
+        env.close()
 
 
 def test_truncation_reports_final_obs_and_resets_in_same_step():

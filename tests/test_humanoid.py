@@ -70,7 +70,7 @@ def test_mirror_twice_is_identity_and_the_default_pose_is_symmetric():
     assert torch.equal(m(m(x)), x) and not torch.equal(m(x), x)
     default = env.default_joint_pos.unsqueeze(0)
     assert torch.equal(m(default), default)
-    obs_m = observation_mirror(env.obs_layout, names)
+    obs_m = observation_mirror(env.obs_layout, env.obs.mirror_rules(), names)
     obs = torch.randn(5, env.obs_dims["policy"])
     assert torch.equal(obs_m(obs_m(obs)), obs) and not torch.equal(obs_m(obs), obs)
 
@@ -79,7 +79,7 @@ def test_mirrored_observation_of_a_mirrored_state():
     """A robot turning left with its left hip rolled out observes the mirror of one turning right with its right
     hip rolled out."""
     env = still_env()
-    obs_m = observation_mirror(env.obs_layout, env.robot.joint_names)
+    obs_m = observation_mirror(env.obs_layout, env.obs.mirror_rules(), env.robot.joint_names)
     env.reset(seed=0)
     qpos = env.physics.read().qpos.clone()
     qvel = torch.zeros_like(env.physics.read().qvel)
@@ -92,7 +92,7 @@ def test_mirrored_observation_of_a_mirrored_state():
     env.commands[0] = torch.tensor([0.5, 0.2, 0.8])
     env.commands[1] = torch.tensor([0.5, -0.2, -0.8])
     r = env.physics.read()
-    obs = env._observe(env.kinematics(r), r)["policy"]
+    obs = env.observe(r)["policy"]
     assert torch.allclose(obs_m(obs[:1]), obs[1:2], atol=1e-6)
 
 
@@ -125,9 +125,8 @@ def test_biped_terms_are_off_for_the_quadruped():
 
 def test_standing_share_of_commands():
     env = still_env(commands=dataclasses.replace(HUMANOID_ENV.commands, standing_share=0.5, min_lin_vel=0.0))
-    env.num_envs = 4000  # only the command sampler runs at this size
-    env.commands = torch.zeros(4000, 3)
-    env._sample_commands(torch.ones(4000, dtype=torch.bool))
+    env.state.commands = torch.zeros(4000, 3)  # only the command sampler runs, at this size
+    env.commands_of.sample(env.state, torch.ones(4000, dtype=torch.bool))
     zero = (env.commands == 0).all(1).float().mean().item()
     assert 0.45 < zero < 0.55
 

@@ -11,7 +11,8 @@ import torch
 from configs.catalog import get_task
 from envs.robots.quadruped import LEGS, QUADRUPED
 from envs.tasks.locomotion import PRIVILEGED_TERMS, LocomotionEnv
-from envs.tasks.locomotion_config import OBS_TERMS, LocomotionEnvConfig
+from envs.tasks.locomotion.observations import TERM_NAMES
+from envs.tasks.locomotion_config import LocomotionEnvConfig
 from rl_core.env_api import VecEnv
 from tests.locomotion_tasks import LOCOMOTION_TASKS, make_task_env
 
@@ -73,7 +74,8 @@ def expected_obs_dims(env: LocomotionEnv) -> dict[str, int]:
     """12 + 3 x joints values, plus the height scan when enabled, less the excluded terms for the policy; a separate
     critic (privileged, or a policy with excluded terms) gets every term, and the privileged terms."""
     scan, J = env.cfg.height_scan, env.num_joints
-    sizes = dict(zip(OBS_TERMS, (3, 3, 3, 3, J, J, J))) | ({"height_scan": scan.num_points} if scan.enabled else {})
+    sizes = dict(zip(TERM_NAMES[:7], (3, 3, 3, 3, J, J, J), strict=True))
+    sizes |= {"height_scan": scan.num_points} if scan.enabled else {}
     full = sum(sizes.values())
     policy = full - sum(sizes[name] for name in env.cfg.policy_exclude)
     critic = full + (len(PRIVILEGED_TERMS) if env.cfg.privileged_critic else 0)
@@ -108,13 +110,13 @@ def test_same_seed_same_rollout(env):
 
 def test_time_out_is_truncation_and_auto_reset_gives_a_fresh_state(env):
     env.reset(seed=3)
-    env.episode_length.fill_(env.max_episode_length - 1)
-    env.episode_length[0] = 5  # env 0 keeps running
+    env.state.episode_length.fill_(env.max_episode_length - 1)
+    env.state.episode_length[0] = 5  # env 0 keeps running
     stand = torch.zeros(N, env.num_joints)
     obs, _, term, trunc, info = env.step(stand)
     assert trunc[1:].all() and not trunc[0] and not term.any()
-    assert torch.equal(env.episode_length[1:], torch.zeros(N - 1, dtype=torch.long))
-    assert env.episode_length[0] == 6
+    assert torch.equal(env.state.episode_length[1:], torch.zeros(N - 1, dtype=torch.long))
+    assert env.state.episode_length[0] == 6
     # the returned observation is the first of the new episode; final_obs is the last of the old one
     assert not torch.allclose(obs["policy"][1:], info["final_obs"]["policy"][1:])
     J = env.num_joints
@@ -146,7 +148,7 @@ def first_two_terminate(env: LocomotionEnv, place) -> None:
     mask = torch.zeros(N, dtype=torch.bool)
     mask[:2] = True
     env.physics.reset(mask, qpos, qvel)
-    env.episode_length[:] = 0
+    env.state.episode_length[:] = 0
     terminated = torch.zeros(N, dtype=torch.bool)
     for _ in range(3):
         _, _, term, trunc, _ = env.step(torch.zeros(N, env.num_joints))
@@ -257,7 +259,7 @@ def test_excluded_terms_leave_the_policy_and_the_critic_keeps_every_term_noise_f
     env = LocomotionEnv(cfg, QUADRUPED)
     full = LocomotionEnv(dataclasses.replace(cfg, policy_exclude=()), QUADRUPED)
     assert env.obs_dims == {"policy": 45, "critic": 48} and full.obs_dims == {"policy": 48}
-    assert [name for name, _ in env.obs_layout] == list(OBS_TERMS[1:])
+    assert [name for name, _ in env.obs_layout] == list(TERM_NAMES[1:7])
     actions = random_actions(3, 20, env.num_joints)
     obs, ref = env.reset(seed=2), full.reset(seed=2)
     for a in actions:
@@ -267,13 +269,13 @@ def test_excluded_terms_leave_the_policy_and_the_critic_keeps_every_term_noise_f
     # critic gets the terms without noise (within the noise bound of the full one).
     assert torch.equal(obs["policy"], ref["policy"][:, 3:])
     assert not torch.equal(obs["critic"][:, 3:], ref["policy"][:, 3:])
-    assert torch.allclose(obs["critic"], ref["policy"], atol=float(full.noise_vec.max()) + 1e-6)
+    assert torch.allclose(obs["critic"], ref["policy"], atol=float(full.obs.noise_vec.max()) + 1e-6)
     assert not hasattr(env, "mirror_obs")  # the augmentation mirrors the policy group only
     env.close()
     full.close()
 
 
-@pytest.mark.parametrize("value", [["base_velocity"], list(OBS_TERMS)])
+@pytest.mark.parametrize("value", [["base_velocity"], list(TERM_NAMES)])
 def test_bad_policy_exclude_is_a_config_error(value):
     from rl_core.errors import ConfigError
 
@@ -292,7 +294,10 @@ def test_duty_factor_difference_is_left_minus_right_time_on_the_ground():
     contact[0, names.index("FL_foot")] = True  # one left foot down: +1/2 over the two pairs
     contact[1, names.index("RR_foot")] = True  # one right foot down: -1/2
     contact[2] = True  # all down: 0
-    diff = env._duty_difference(contact)["duty_factor_difference"]
+    from envs.tasks.locomotion import metrics
+
+    zero = torch.zeros(4)
+    diff = metrics.per_step(zero, zero, contact, names, env.side_feet)["duty_factor_difference"]
     assert diff.tolist() == [0.5, -0.5, 0.0, 0.0]
     env.reset(seed=0)
     _, _, _, _, info = env.step(torch.zeros(4, env.num_joints))

@@ -8,7 +8,8 @@ import mujoco
 import numpy as np
 import torch
 
-from envs.tasks import locomotion_rewards as R
+from envs.tasks.locomotion import rewards as R
+from tests.reward_context import context as ctx
 from envs.tasks.rotations import from_yaw, rotate_inverse, yaw_of
 
 
@@ -33,8 +34,8 @@ def test_tracking_is_one_when_perfect_and_decays_with_error():
     cmd = torch.tensor([[1.0, -0.5, 0.3], [1.0, -0.5, 0.3]])
     vel = torch.tensor([[1.0, -0.5, 0.0], [0.5, -0.5, 0.0]])
     ang = torch.tensor([[0.0, 0.0, 0.3], [0.0, 0.0, -0.2]])
-    lin = R.tracking_lin_vel(cmd, vel, sigma=0.25)
-    yaw = R.tracking_ang_vel(cmd, ang, sigma=0.25)
+    lin = R.tracking_lin_vel(ctx(commands=cmd, lin_vel_b=vel, sigma=0.25))
+    yaw = R.tracking_ang_vel(ctx(commands=cmd, ang_vel_b=ang, sigma=0.25))
     assert torch.allclose(lin, torch.tensor([1.0, math.exp(-0.25 / 0.25)]))
     assert torch.allclose(yaw, torch.tensor([1.0, math.exp(-0.25 / 0.25)]))
 
@@ -43,9 +44,9 @@ def test_orientation_penalty_of_a_tilted_body():
     tilt = 0.3
     q = torch.tensor([[math.cos(tilt / 2), math.sin(tilt / 2), 0.0, 0.0]])  # roll by 0.3 rad
     g_b = rotate_inverse(q, torch.tensor([[0.0, 0.0, -1.0]]))
-    assert torch.allclose(R.orientation(g_b), torch.tensor([math.sin(tilt) ** 2]), atol=1e-6)
+    assert torch.allclose(R.orientation(ctx(gravity_b=g_b)), torch.tensor([math.sin(tilt) ** 2]), atol=1e-6)
     level = rotate_inverse(torch.tensor([[1.0, 0.0, 0.0, 0.0]]), torch.tensor([[0.0, 0.0, -1.0]]))
-    assert R.orientation(level).item() == 0.0
+    assert R.orientation(ctx(gravity_b=level)).item() == 0.0
 
 
 def test_feet_air_time_rewards_long_steps_only_while_moving():
@@ -53,9 +54,10 @@ def test_feet_air_time_rewards_long_steps_only_while_moving():
     first = torch.tensor([[True, True, False, False]])
     moving = torch.tensor([[0.5, 0.0, 0.0]])
     standing = torch.tensor([[0.0, 0.0, 0.8]])
-    assert torch.allclose(R.feet_air_time(air, first, moving), torch.tensor([0.3 + -0.3]))
-    assert R.feet_air_time(air, first, standing).item() == 0.0
-    assert torch.allclose(R.feet_air_time(torch.tensor([[0.9, 0.0, 0.0, 0.0]]), first, moving), torch.tensor([0.4 - 0.5]))
+    assert torch.allclose(R.feet_air_time(ctx(air_time=air, first_contact=first, commands=moving)), torch.tensor([0.3 + -0.3]))
+    assert R.feet_air_time(ctx(air_time=air, first_contact=first, commands=standing)).item() == 0.0
+    assert torch.allclose(R.feet_air_time(ctx(air_time=torch.tensor([[0.9, 0.0, 0.0, 0.0]]),
+                                                 first_contact=first, commands=moving)), torch.tensor([0.4 - 0.5]))
 
 
 def test_feet_slip_counts_only_feet_in_contact():
@@ -63,16 +65,16 @@ def test_feet_slip_counts_only_feet_in_contact():
     vel[0, 0] = torch.tensor([0.3, 0.4, 1.0])  # in contact: 0.25 (vertical ignored)
     vel[0, 1] = torch.tensor([2.0, 0.0, 0.0])  # in the air: ignored
     contact = torch.tensor([[True, False, True, True]])
-    assert torch.allclose(R.feet_slip(vel, contact), torch.tensor([0.25]))
+    assert torch.allclose(R.feet_slip(ctx(foot_vel_w=vel, contact=contact)), torch.tensor([0.25]))
 
 
 def test_penalties_on_simple_values():
-    assert R.lin_vel_z(torch.tensor([[1.0, 2.0, -0.5]])).item() == 0.25
-    assert R.ang_vel_xy(torch.tensor([[1.0, 2.0, 9.0]])).item() == 5.0
-    assert R.torques(torch.tensor([[1.0, -2.0]])).item() == 5.0
-    assert R.dof_acc(torch.tensor([[0.2]]), torch.tensor([[0.1]]), dt=0.02).item() == pytest_approx(25.0)
-    assert R.action_rate(torch.tensor([[1.0, 1.0]]), torch.tensor([[0.0, 3.0]])).item() == 5.0
-    assert R.collision(torch.tensor([[True, False, True, False]])).item() == 2.0
+    assert R.lin_vel_z(ctx(lin_vel_b=torch.tensor([[1.0, 2.0, -0.5]]))).item() == 0.25
+    assert R.ang_vel_xy(ctx(ang_vel_b=torch.tensor([[1.0, 2.0, 9.0]]))).item() == 5.0
+    assert R.torques(ctx(torques=torch.tensor([[1.0, -2.0]]))).item() == 5.0
+    assert R.dof_acc(ctx(joint_vel=torch.tensor([[0.2]]), last_joint_vel=torch.tensor([[0.1]]), dt=0.02)).item() == pytest_approx(25.0)
+    assert R.action_rate(ctx(actions=torch.tensor([[1.0, 1.0]]), last_actions=torch.tensor([[0.0, 3.0]]))).item() == 5.0
+    assert R.collision(ctx(penalized_contact=torch.tensor([[True, False, True, False]]))).item() == 2.0
 
 
 def pytest_approx(x: float):

@@ -22,8 +22,9 @@ def test_help_and_config_yaml_say_it(tmp_path):
     out = subprocess.run([sys.executable, "train.py", "--help", "--task", "quadruped-flat"], cwd=ROOT,
                          capture_output=True, text=True, timeout=120).stdout
     assert "defaults that depend on the machine" in out and "env.num_envs = " in out and "env.backend = auto" in out
-    r = subprocess.run([sys.executable, "train.py", "--task", "quadruped-flat", "--num-envs", "4", "--max-iterations", "1",
-                        "--run-dir", str(tmp_path / "q"), "--quiet", "runner.num_steps_per_env=4"], cwd=ROOT,
+    r = subprocess.run([sys.executable, "train.py", "--task", "quadruped-flat", "--num-envs", "4",
+                        "--max-iterations", "1", "--run-dir", str(tmp_path / "q"), "--quiet",
+                        "runner.num_steps_per_env=4"], cwd=ROOT,
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     text = (tmp_path / "q" / "config.yaml").read_text()

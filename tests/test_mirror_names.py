@@ -24,8 +24,10 @@ from rl_core.ppo import PPO
 from rl_core.symmetry import SAME_KEYS, Mirrors, augment
 
 CONVENTIONS = {  # names, their twins, the joints whose angle flips
-    "legged_gym": (["FR_hip_joint", "FR_thigh_joint", "FL_hip_joint", "FL_thigh_joint", "RR_calf_joint", "RL_calf_joint"],
-                   ["FL_hip_joint", "FL_thigh_joint", "FR_hip_joint", "FR_thigh_joint", "RL_calf_joint", "RR_calf_joint"],
+    "legged_gym": (["FR_hip_joint", "FR_thigh_joint", "FL_hip_joint", "FL_thigh_joint", "RR_calf_joint",
+                    "RL_calf_joint"],
+                   ["FL_hip_joint", "FL_thigh_joint", "FR_hip_joint", "FR_thigh_joint", "RL_calf_joint",
+                    "RR_calf_joint"],
                    {"FR_hip_joint", "FL_hip_joint"}),
     "anybotics": (["LF_HAA", "LF_HFE", "LF_KFE", "RF_HAA", "RF_HFE", "RF_KFE", "LH_HAA", "RH_HAA"],
                   ["RF_HAA", "RF_HFE", "RF_KFE", "LF_HAA", "LF_HFE", "LF_KFE", "RH_HAA", "LH_HAA"],
@@ -50,7 +52,7 @@ def test_each_convention_pairs_twins_and_mirrored_twice_is_identity(convention):
     assert list(twins(list(twins(names)))) == names  # on the names
     m = joint_mirror(names)
     assert [names[p] for p in m.perm] == expected
-    assert {n for n, s in zip(names, m.sign) if s < 0} == flips
+    assert {n for n, s in zip(names, m.sign, strict=True) if s < 0} == flips
     x = torch.randn(7, len(names))
     assert torch.equal(m(m(x)), x) and not torch.equal(m(x), x)  # on the tensors
 
@@ -104,7 +106,8 @@ def test_an_anybotics_style_robot_offers_the_mirror_to_the_augmentation(tmp_path
     env = _env(anybotics_style(tmp_path))
     assert isinstance(env, Symmetric)
     obs, actions = torch.randn(5, env.obs_dims["policy"]), torch.randn(5, env.action_spec.n)
-    assert torch.equal(env.mirror_obs(env.mirror_obs(obs)), obs) and torch.equal(env.mirror_actions(env.mirror_actions(actions)), actions)
+    assert torch.equal(env.mirror_obs(env.mirror_obs(obs)), obs)
+    assert torch.equal(env.mirror_actions(env.mirror_actions(actions)), actions)
     names = env.robot.joint_names
     mirrored = env.mirror_actions(torch.eye(len(names)))  # row i: the mirror of a unit action on joint i
     for i, n in enumerate(names):
@@ -117,7 +120,8 @@ def test_an_anybotics_style_robot_offers_the_mirror_to_the_augmentation(tmp_path
     batch = {"obs": obs, "actions": actions, "weights": torch.ones(n), **{k: torch.randn(n) for k in SAME_KEYS
                                                                          if k not in ("weights",)}}
     out = augment(batch, env.mirror_obs, env.mirror_actions)
-    assert torch.equal(env.mirror_obs(out["obs"][n:]), obs) and torch.equal(env.mirror_actions(out["actions"][n:]), actions)
+    assert torch.equal(env.mirror_obs(out["obs"][n:]), obs)
+    assert torch.equal(env.mirror_actions(out["actions"][n:]), actions)
 
 
 def test_a_declared_map_that_pairs_nothing_is_one_line(tmp_path):

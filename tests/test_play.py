@@ -29,11 +29,12 @@ def _play(capsys, *args: str) -> tuple[int, str, str]:
 
 
 def test_json_schema(cartpole_run, tmp_path, capsys):
-    code, out, err = _play(capsys, "--checkpoint", str(cartpole_run), "--episodes", "5", "--json", str(tmp_path / "m.json"))
+    code, out, err = _play(capsys, "--checkpoint", str(cartpole_run), "--episodes", "5",
+                           "--json", str(tmp_path / "m.json"))
     assert code == 0, err
     m = json.loads((tmp_path / "m.json").read_text())
-    assert set(m) == {"task", "checkpoint", "iteration", "episodes", "diverged_episodes", "mean_episode_return", "mean_episode_length",
-                      "fall_rate"}
+    assert set(m) == {"task", "checkpoint", "iteration", "episodes", "diverged_episodes", "mean_episode_return",
+                      "mean_episode_length", "fall_rate"}
     assert m["task"] == "CartPole-v1" and m["iteration"] == 3 and m["episodes"] == 5
     assert isinstance(m["mean_episode_return"], float) and m["mean_episode_length"] == m["mean_episode_return"]
     assert m["fall_rate"] == 1.0  # an untrained CartPole policy drops the pole: terminated, not truncated
@@ -43,8 +44,9 @@ def test_json_schema(cartpole_run, tmp_path, capsys):
 def test_onnx_in_a_plain_gymnasium_loop_reaches_the_same_return(cartpole_run, tmp_path, capsys):
     """Env i of play.py's evaluation is seeded like episode i of the plain loop, so every episode is the same."""
     onnx_file = tmp_path / "cartpole.onnx"
-    code, out, err = _play(capsys, "--checkpoint", str(cartpole_run), "--episodes", "8", "--num-envs", "8", "--export-onnx", str(onnx_file),
-                           "--sim2sim", str(onnx_file), "--json", str(tmp_path / "m.json"))
+    code, out, err = _play(capsys, "--checkpoint", str(cartpole_run), "--episodes", "8", "--num-envs", "8",
+                           "--export-onnx", str(onnx_file), "--sim2sim", str(onnx_file),
+                           "--json", str(tmp_path / "m.json"))
     assert code == 0, err
     m = json.loads((tmp_path / "m.json").read_text())
     sim = m["sim2sim"]
@@ -66,11 +68,12 @@ def test_gym_video_is_written_and_not_blank(cartpole_run, tmp_path, capsys):
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--task", "Pendulum-v1"], "error: checkpoint error: {run}/checkpoints/model_3.pt was trained on task 'CartPole-v1', "
-                                "not 'Pendulum-v1'"),
-    (["--backend", "native"], "error: --backend applies to the MuJoCo locomotion tasks, not to the Gymnasium task "
+    (["--task", "Pendulum-v1"], "error: checkpoint error: {run}/checkpoints/model_3.pt was trained on task "
+                                "'CartPole-v1', not 'Pendulum-v1'"),
+    (["--backend", "native"], "error: --backend applies to the MuJoCo tasks, not to the Gymnasium task "
                               "CartPole-v1"),
-    (["--export-onnx", "policy.txt"], "error: --export-onnx=policy.txt is not allowed; expected a file name ending in .onnx"),
+    (["--export-onnx", "policy.txt"], "error: --export-onnx=policy.txt is not allowed; expected a file name "
+                                      "ending in .onnx"),
     (["--episodes", "-1"], "error: --episodes=-1 is not allowed; expected an integer >= 1 (0 only to export without "
                            "evaluating)"),
     (["--num-envs", "0"], "error: --num-envs=0 is not allowed; expected an integer >= 1"),

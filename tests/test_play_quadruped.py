@@ -25,7 +25,8 @@ def checkpoint(tmp_path_factory):
     run = tmp_path_factory.mktemp("run")
     cfg = quadruped_flat()
     cfg = dataclasses.replace(cfg, env=dataclasses.replace(cfg.env, num_envs=8, backend="native"),
-                              runner=dataclasses.replace(cfg.runner, num_steps_per_env=8, max_iterations=1, device="cpu"),
+                              runner=dataclasses.replace(cfg.runner, num_steps_per_env=8, max_iterations=1,
+                                                         device="cpu"),
                               algorithm=dataclasses.replace(cfg.algorithm, num_mini_batches=2, num_learning_epochs=1))
     (run / "config.yaml").write_text(dump_yaml(cfg))
     runner = OnPolicyRunner(LocomotionEnv(cfg.env, QUADRUPED), cfg, task="quadruped-flat", run_dir=run, quiet=True)
@@ -43,12 +44,14 @@ def test_play_writes_locomotion_metrics_video_and_gait_plot(checkpoint, tmp_path
     metrics = json.loads((tmp_path / "m.json").read_text())
     assert metrics["episodes"] == 4
     swing = {f"swing_{leg}_foot" for leg in ("FR", "FL", "RR", "RL")}  # each foot's fraction of steps in the air
-    assert set(metrics) == {"task", "checkpoint", "iteration", "episodes", "diverged_episodes", "mean_episode_return", "mean_episode_length",
-                            "fall_rate", "lin_vel_tracking_error", "yaw_rate_tracking_error", "by_command", "success",
+    assert set(metrics) == {"task", "checkpoint", "iteration", "episodes", "diverged_episodes", "mean_episode_return",
+                            "mean_episode_length", "fall_rate", "lin_vel_tracking_error", "yaw_rate_tracking_error",
+                            "by_command", "success",
                             "duty_factor_difference"} | swing
     assert all(0.0 <= metrics[k] <= 1.0 for k in swing | {"success"})  # success: the env's episode_stats
     # left minus right feet's time on the ground = right minus left feet's time in the air, per pair
-    pairs = (metrics["swing_FR_foot"] - metrics["swing_FL_foot"] + metrics["swing_RR_foot"] - metrics["swing_RL_foot"]) / 2
+    pairs = (metrics["swing_FR_foot"] - metrics["swing_FL_foot"]
+             + metrics["swing_RR_foot"] - metrics["swing_RL_foot"]) / 2
     assert abs(metrics["duty_factor_difference"] - pairs) < 1e-6
     for key in ("mean_episode_return", "mean_episode_length", "fall_rate", "lin_vel_tracking_error",
                 "yaw_rate_tracking_error"):
@@ -74,7 +77,8 @@ def test_play_writes_locomotion_metrics_video_and_gait_plot(checkpoint, tmp_path
 def test_export_and_sim2sim_from_the_command_line(checkpoint, tmp_path):
     onnx_file = tmp_path / "policy.onnx"
     proc = subprocess.run([sys.executable, str(ROOT / "play.py"), "--checkpoint", str(checkpoint), "--episodes", "2",
-                           "--export-onnx", str(onnx_file), "--sim2sim", str(onnx_file), "--json", str(tmp_path / "m.json")],
+                           "--export-onnx", str(onnx_file), "--sim2sim", str(onnx_file),
+                           "--json", str(tmp_path / "m.json")],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     m = json.loads((tmp_path / "m.json").read_text())
@@ -86,7 +90,8 @@ def test_export_and_sim2sim_from_the_command_line(checkpoint, tmp_path):
 
 
 def test_checkpoint_of_another_task_is_one_line(checkpoint):
-    proc = subprocess.run([sys.executable, str(ROOT / "play.py"), "--checkpoint", str(checkpoint), "--task", "CartPole-v1"],
+    proc = subprocess.run([sys.executable, str(ROOT / "play.py"), "--checkpoint", str(checkpoint),
+                           "--task", "CartPole-v1"],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2
     assert proc.stderr.strip() == (f"error: checkpoint error: {checkpoint}/checkpoints/model_1.pt was trained on task "

@@ -26,7 +26,8 @@ def _train(task: str, run: Path, num_envs: int) -> Path:
     spec = get_task(task)
     cfg = spec.default_config()
     cfg = dataclasses.replace(cfg, env=dataclasses.replace(cfg.env, num_envs=num_envs, backend="native"),
-                              runner=dataclasses.replace(cfg.runner, num_steps_per_env=8, max_iterations=1, device="cpu"),
+                              runner=dataclasses.replace(cfg.runner, num_steps_per_env=8, max_iterations=1,
+                                                         device="cpu"),
                               algorithm=dataclasses.replace(cfg.algorithm, num_mini_batches=2, num_learning_epochs=1))
     (run / "config.yaml").write_text(dump_yaml(cfg))
     import torch

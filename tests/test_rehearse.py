@@ -27,8 +27,8 @@ def test_five_seconds_in_real_time_walk_over_udp(tmp_path):
     """Robust under load: the deadline watchdog is off and the staleness limits are wide here (a loaded machine
     delays both processes; the slow test below checks the deadlines)."""
     sim = SimRobotConfig(policy=str(POLICY), sdk_order=SDK_ORDER, sensor_latency_s=0.005, command_latency_s=0.005)
-    row = rehearse_one(POLICY, sim, 5.0, (0.5, 0.0, 0.0), SafetyConfig(max_missed_deadlines=0, max_unchanged_s=0.3, max_sample_age_s=0.5),
-                       log_csv=tmp_path / "ticks.csv")
+    safety = SafetyConfig(max_missed_deadlines=0, max_unchanged_s=0.3, max_sample_age_s=0.5)
+    row = rehearse_one(POLICY, sim, 5.0, (0.5, 0.0, 0.0), safety, log_csv=tmp_path / "ticks.csv")
     robot, runtime = row["robot"], row["runtime"]
     assert runtime["mode"] == "run", runtime["reason"]
     assert not robot["fell"] and robot["forward_m"] > 1.0, robot  # 4 s at 0.5 m/s after 1 s standing
@@ -46,7 +46,8 @@ def test_a_simulated_robot_that_cannot_start_is_reported_and_reaped():
 def test_bad_rehearse_arguments_exit_2_in_one_line():
     proc = subprocess.run([sys.executable, "-m", "deploy.rehearse", str(POLICY), "--command", "0.5,0"],
                           capture_output=True, text=True, cwd=ROOT, timeout=120)
-    assert proc.returncode == 2 and proc.stderr.strip() == "error: --command=0.5,0 is not allowed; expected vx,vy,yaw_rate"
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == "error: --command=0.5,0 is not allowed; expected vx,vy,yaw_rate"
 
 
 @pytest.mark.slow

@@ -41,7 +41,8 @@ LINE = {line.split("=")[0].strip(): i + 1 for i, line in enumerate(ROBOT_FILE.sp
 MISTAKES = {  # case -> (replace, by), expected line (a key of LINE), words of the message
     "name error": (('mjcf=Path(', 'mjcf=Pth('), "mjcf", ("NameError", "Pth")),
     "syntax error": (('action_scale=0.25,', 'action_scale=0.25,,'), "action_scale", ("SyntaxError",)),
-    "pose pair without trailing comma": (('default_pose={".*_hip_joint": 0.0, ".*_thigh_joint": 0.9, ".*_calf_joint": -1.5}',
+    "pose pair without trailing comma": (('default_pose={".*_hip_joint": 0.0, ".*_thigh_joint": 0.9, '
+                                          '".*_calf_joint": -1.5}',
                                           'default_pose=((".*_joint", 0.0))'), "default_pose",
                                          ("field default_pose of RobotSpec", "trailing comma")),
     "unknown foot (found when the spec meets its MJCF)": (('foot_geoms=("FR",', 'foot_geoms=("FR_toe",'), "foot_geoms",

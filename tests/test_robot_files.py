@@ -23,7 +23,8 @@ from envs.tasks.locomotion_config import LocomotionEnvConfig
 from rl_core.errors import UserError
 from tests.robot_models import humanoid_xml, quadruped_xml, write
 
-LEG_JOINTS = tuple(f"{s}_{j}_joint" for s in ("left", "right") for j in ("hip_pitch", "hip_roll", "knee", "ankle_pitch"))
+LEG_JOINTS = tuple(f"{s}_{j}_joint" for s in ("left", "right")
+                   for j in ("hip_pitch", "hip_roll", "knee", "ankle_pitch"))
 ARMS = r"waist_yaw_joint|.*_(shoulder_pitch|elbow)_joint"
 
 
@@ -321,7 +322,8 @@ def test_a_typo_in_actuators_is_one_line_from_train_py(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1, err
     # the file's line first (envs/file_errors.py), then the field and what it allows
-    assert "anyq.py:6: robot spec 'anyq' field actuators: expected a tuple of ActuatorGroup or 'file', got 'files'" in err
+    assert ("anyq.py:6: robot spec 'anyq' field actuators: expected a tuple of ActuatorGroup or 'file', got 'files'"
+            in err)
     assert not (tmp_path / "run").exists()
 
 

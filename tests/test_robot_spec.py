@@ -15,7 +15,7 @@ import train
 from envs.robots.quadruped import QUADRUPED
 from envs.robots.spec import FILE_ACTUATORS
 from envs.scenes.assemble import build
-from envs.tasks import locomotion_rewards as R
+from envs.tasks.locomotion import rewards as R
 from envs.tasks.locomotion import LocomotionEnv
 from envs.tasks.locomotion_config import NoiseConfig
 from rl_core.errors import UserError
@@ -90,7 +90,8 @@ def test_bad_spec_fails_before_anything_is_built(case, tmp_path, capsys, monkeyp
 def test_mjcf_that_does_not_compile_gives_mujocos_message(tmp_path, capsys):
     d = _robot_dir(tmp_path)
     (d / "bad.py").write_text(ROBOT_FILE)
-    xml = (d / "my_robot.xml").read_text().replace('<geom class="visual" mesh="trunk"/>', '<geom class="visual" mesh="nope"/>')
+    xml = (d / "my_robot.xml").read_text().replace('<geom class="visual" mesh="trunk"/>',
+                                                   '<geom class="visual" mesh="nope"/>')
     (d / "my_robot.xml").write_text(xml)
     err = _expect_one_line_exit_2(capsys, ["--task", f"{d / 'bad.py'}:flat", "--run-dir", str(tmp_path / "run")],
                                   "field mjcf", "does not compile", "nope")

@@ -26,7 +26,7 @@ def meta():
 
 def standing(meta, order, stamp=0.0, quat=(1.0, 0.0, 0.0, 0.0)) -> RobotState:
     """The robot standing still at the default pose, joints in ``order``."""
-    q = dict(zip(meta["joint_names"], meta["default_joint_pos"]))
+    q = dict(zip(meta["joint_names"], meta["default_joint_pos"], strict=True))
     n = len(order)
     return RobotState(stamp, np.array([q[j] for j in order]), np.zeros(n), np.array(quat), np.zeros(3), np.zeros(3))
 

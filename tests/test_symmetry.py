@@ -54,13 +54,13 @@ def test_standing_observation_is_its_own_mirror(task):
     env.reset(seed=0)
     r = env.physics.read()
     qpos, qvel = r.qpos.clone(), torch.zeros_like(r.qvel)
-    qpos[:, env._base_quat] = torch.tensor([1.0, 0.0, 0.0, 0.0])
-    qpos[:, env._joint_qpos] = env.default_joint_pos
+    qpos[:, env.adr.base_quat] = torch.tensor([1.0, 0.0, 0.0, 0.0])
+    qpos[:, env.adr.joint_qpos] = env.default_joint_pos
     env.physics.reset(torch.ones(N, dtype=torch.bool), qpos, qvel)
     env.commands.zero_()
-    env.last_actions.zero_()
+    env.state.last_actions.zero_()
     r = env.physics.read()
-    obs = env._observe(env.kinematics(r), r)["policy"]
+    obs = env.observe(r)["policy"]
     torch.testing.assert_close(env.mirror_obs(obs), obs, atol=1e-6, rtol=0.0)
 
 
@@ -72,9 +72,9 @@ def test_mirrored_quadruped_state_gives_the_mirrored_observation():
     adr, dof = env.robot.joint_qpos_adr, env.robot.joint_dof_adr
     r = env.physics.read()
     qpos, qvel = r.qpos.clone(), torch.zeros_like(r.qvel)
-    qpos[:, env._base_quat] = torch.tensor([1.0, 0.0, 0.0, 0.0])
-    qpos[:, env._joint_qpos] = env.default_joint_pos
-    v = env._base_linvel.start
+    qpos[:, env.adr.base_quat] = torch.tensor([1.0, 0.0, 0.0, 0.0])
+    qpos[:, env.adr.joint_qpos] = env.default_joint_pos
+    v = env.adr.base_linvel.start
     fl, fr = names.index("FL_hip_joint"), names.index("FR_hip_joint")
     thigh_fl, thigh_fr = names.index("FL_thigh_joint"), names.index("FR_thigh_joint")
     qpos[0, adr[fl]], qpos[0, adr[thigh_fl]] = 0.3, 1.1
@@ -86,11 +86,11 @@ def test_mirrored_quadruped_state_gives_the_mirrored_observation():
     env.physics.reset(torch.tensor([True, True, False, False]), qpos, qvel)
     env.commands[0] = torch.tensor([0.5, 0.2, 0.8])
     env.commands[1] = torch.tensor([0.5, -0.2, -0.8])
-    env.last_actions.zero_()
-    env.last_actions[0, fl] = 0.4
-    env.last_actions[1, fr] = -0.4
+    env.state.last_actions.zero_()
+    env.state.last_actions[0, fl] = 0.4
+    env.state.last_actions[1, fr] = -0.4
     r = env.physics.read()
-    obs = env._observe(env.kinematics(r), r)["policy"]
+    obs = env.observe(r)["policy"]
     torch.testing.assert_close(env.mirror_obs(obs[:1]), obs[1:2], atol=1e-5, rtol=0.0)
 
 

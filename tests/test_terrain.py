@@ -286,8 +286,8 @@ def test_a_robot_spawned_on_every_tile_stands_on_it():
     env = rough_env(8 * levels, columns=8, proportions=every)
     env.reset(seed=0)
     env.ground.levels.copy_(torch.arange(8 * levels) % levels)
-    env._reset_envs(env._all)  # restart everyone on the tiles set above
-    assert len(set(zip(env.ground.levels.tolist(), env.ground.columns.tolist()))) == 8 * levels
+    env.reset_envs(torch.ones(env.num_envs, dtype=torch.bool))  # restart everyone on the tiles set above
+    assert len(set(zip(env.ground.levels.tolist(), env.ground.columns.tolist(), strict=True))) == 8 * levels
     zero = torch.zeros(env.num_envs, env.num_joints)
     for _ in range(round(1.0 / env.dt)):
         _, _, term, trunc, _ = env.step(zero)
@@ -319,10 +319,10 @@ def test_a_robot_near_the_map_edge_is_truncated_not_terminated():
     qpos[0, 3:7] = torch.tensor([1.0, 0.0, 0.0, 0.0])
     mask = torch.tensor([True, False, False, False])
     env.physics.reset(mask, qpos, torch.zeros(4, env.model.nv))
-    env.episode_length.zero_()
+    env.state.episode_length.zero_()
     obs, _, term, trunc, info = env.step(torch.zeros(4, env.num_joints))
     assert trunc.tolist() == [True, False, False, False] and not term.any()
-    assert info["final_obs"] is not None and env.episode_length[0] == 0  # restarted on its tile
+    assert info["final_obs"] is not None and env.state.episode_length[0] == 0  # restarted on its tile
     start = env.physics.read().qpos[0, :2]
     assert (start - env.ground.origins[env.ground.levels[0], env.ground.columns[0], :2]).abs().max() <= 0.5
 
@@ -366,7 +366,7 @@ def test_rough_k_plus_k_resumed_equals_2k_straight(tmp_path):
     assert all(torch.equal(a[k], b[k]) for k in a)
     assert torch.equal(straight.env.ground.levels, end)
     for name in ("commands", "heading", "privileged"):
-        assert torch.equal(getattr(straight.env, name), getattr(resumed.env, name)), name
+        assert torch.equal(getattr(straight.env.state, name), getattr(resumed.env.state, name)), name
     assert torch.equal(straight.env.physics.read().qpos, resumed.env.physics.read().qpos)
 
 
@@ -378,7 +378,7 @@ def test_restarted_rows_observed_alone_on_the_cpu_equal_the_fixed_shape_observat
         env = get_task("quadruped-rough").make_env(cfg, CPU)
         assert isinstance(env, LocomotionEnv)
         if fixed_shapes:  # the GPU's path, on the CPU (empty masks still skipped: the same random stream)
-            env._cpu = False
+            env.fixed_shapes = True
             env._needed = lambda mask: bool(mask.any())  # type: ignore[method-assign]
         g = torch.Generator().manual_seed(1)
         out = list(env.reset(seed=2).values())
@@ -388,7 +388,7 @@ def test_restarted_rows_observed_alone_on_the_cpu_equal_the_fixed_shape_observat
         return out
 
     a, b = rollout(False), rollout(True)
-    assert all(torch.equal(x, y) for x, y in zip(a, b))
+    assert len(a) == len(b) and all(torch.equal(x, y) for x, y in zip(a, b, strict=True))
     assert sum(int(x.sum()) for x in a[5::4]) > 16  # many restarts
 
 
@@ -419,7 +419,7 @@ def test_the_gpu_path_of_a_rough_step_has_no_host_sync():
     env = rough_env(16, levels=2, columns=2)
     env.cfg = dataclasses.replace(env.cfg, episode_length_s=0.2)  # episode ends (and curriculum moves) every 10 steps
     env.max_episode_length = 10
-    env._cpu = False
+    env.fixed_shapes = True
     env.reset(seed=0)
     actions = torch.zeros(env.num_envs, env.num_joints)
     with TaskSyncs() as mode:

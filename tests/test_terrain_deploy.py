@@ -128,7 +128,7 @@ def test_episodes_start_on_the_chosen_tiles(rough, rough_onnx, monkeypatch):
     assert m["fall_rate"] == 1.0 and m["success"] == 0.0
     columns = [j for j, t in enumerate(env.terrain.column_types) if t == "stairs_up"]
     expected = [env.terrain.origins[5, columns[k % len(columns)]] for k in range(3)]
-    for got, o in zip(starts, expected):
+    for got, o in zip(starts, expected, strict=True):
         np.testing.assert_allclose(got, [o[0], o[1], o[2] + policy.metadata["base_height"]], atol=1e-5)
 
 

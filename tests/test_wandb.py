@@ -42,12 +42,13 @@ def test_offline_wandb_run_holds_scalars_and_config(tmp_path):
 
 def test_play_adds_its_metrics_and_video_to_the_runs_wandb_run(tmp_path):
     run = tmp_path / "run"
-    _train("--task", "CartPole-v1", "--num-envs", "4", "--max-iterations", "1", "--run-dir", str(run), "--logger", "wandb",
-           "runner.num_steps_per_env=16")
+    _train("--task", "CartPole-v1", "--num-envs", "4", "--max-iterations", "1", "--run-dir", str(run),
+           "--logger", "wandb", "runner.num_steps_per_env=16")
     env = {**os.environ, "WANDB_MODE": "offline", "WANDB_SILENT": "true"}
     video = tmp_path / "cartpole.mp4"
-    proc = subprocess.run([sys.executable, str(ROOT / "play.py"), "--checkpoint", str(run), "--episodes", "1", "--video",
-                           str(video), "--video-seconds", "0.3", "--wandb"], capture_output=True, text=True, env=env,
+    proc = subprocess.run([sys.executable, str(ROOT / "play.py"), "--checkpoint", str(run), "--episodes", "1",
+                           "--video", str(video), "--video-seconds", "0.3", "--wandb"], capture_output=True, text=True,
+                          env=env,
                           timeout=300)
     assert proc.returncode == 0, proc.stderr
     run_id = (run / "wandb_run_id.txt").read_text().strip()

@@ -27,8 +27,8 @@ def _run(backend: str, worlds: int, steps: int) -> dict[str, float]:
     reads: list = []
     read = physics.read
     physics.read = lambda: reads.append(read()) or reads[-1]  # the first readout of a step: before any reset
-    policy_bound = env._obs_bound + env.noise_vec + 1e-4  # type: ignore[attr-defined]
-    critic_bound = env._obs_bound  # type: ignore[attr-defined]
+    policy_bound = env.obs_bound + env.obs.noise_vec + 1e-4  # type: ignore[attr-defined]
+    critic_bound = env.obs_bound  # type: ignore[attr-defined]
     g = torch.Generator().manual_seed(0)
     heights, contacts, fast, invalid = [], [], 0, 0
     for t in range(steps):
@@ -40,14 +40,14 @@ def _run(backend: str, worlds: int, steps: int) -> dict[str, float]:
         assert (obs["policy"].abs() <= policy_bound).all(), (backend, t)
         assert (obs["critic"][:, :critic_bound.shape[0]].abs() <= critic_bound).all(), (backend, t)
         assert torch.isfinite(reward).all()
-        assert not env._beyond_bounds(r.qvel)[valid].any()  # type: ignore[attr-defined]
+        assert not env.judge.beyond_bounds(r.qvel)[valid].any()  # type: ignore[attr-defined]
         invalid += int((~valid).sum())
         fast += int((r.qvel.abs().amax(1) > 30.0).sum())
         if t >= 20 and valid.any():
             xy = r.qpos[:, :2]
             height = r.qpos[:, 2] - env.ground.height(xy)  # type: ignore[attr-defined]
             heights.append(height[valid].mean())
-            touch = r.sensordata[:, env._foot_touch] > env.cfg.contact_force_threshold  # type: ignore[attr-defined]
+            touch = r.sensordata[:, env.adr.foot_touch] > env.cfg.contact_force_threshold  # type: ignore[attr-defined]
             contacts.append(touch[valid].float().mean())
     n = worlds * steps
     return {"height": float(torch.stack(heights).mean()), "contacts": float(torch.stack(contacts).mean()),

@@ -61,8 +61,8 @@ def _drive(run: Path, trained: bool) -> None:
         url, _ = server.wait_url(WAIT_S)
         assert url == f"http://127.0.0.1:{port}"
         pg.goto(url)
-        shown = probe.wait_for(lambda: probe.followed_pixels(probe.scene_shot(pg)) > 200, WAIT_S, "the robot")
-        assert shown
+        # the check: wait_for raises AssertionError when the robot never shows (it returns only a true value)
+        probe.wait_for(lambda: probe.followed_pixels(probe.scene_shot(pg)) > 200, WAIT_S, "the robot")
         probe.dismiss_notifications(pg)
         # the same view without the robots: no robot pixels, and the picture differs
         with_robots = probe.scene_shot(pg)
@@ -167,12 +167,14 @@ def test_gymnasium_task_is_one_line(tmp_path, capsys):
     make_runner(cfg, run_dir=tmp_path).learn()
     code, err = _play(capsys, "--checkpoint", str(tmp_path), "--web", "--port", str(_free_port()))
     assert code == 2
-    assert err.strip() == "error: --web is for the MuJoCo locomotion tasks; use --video for the Gymnasium task CartPole-v1"
+    assert err.strip() == ("error: --web is for the MuJoCo locomotion tasks; "
+                           "use --video for the Gymnasium task CartPole-v1")
 
 
 def test_web_runs_alone(quadruped_run, capsys):
     code, err = _play(capsys, "--checkpoint", str(quadruped_run), "--web", "--video", "x.mp4")
-    assert code == 2 and err.strip() == "error: --web runs alone, not with --video (the page has its own terrain picker)"
+    assert code == 2
+    assert err.strip() == "error: --web runs alone, not with --video (the page has its own terrain picker)"
 
 
 # ------------------------------------------------------------------------------------ the command hook
@@ -198,7 +200,8 @@ def test_held_commands_last_through_resampling_and_resets():
         free_env.step(actions)
         resets += int((term | trunc).sum())
         assert torch.equal(held_env.commands, held)
-        assert torch.allclose(obs["policy"][:, 9:12], held * held_env.cmd_scale)  # what the policy sees
+        scale = torch.tensor(held_env.obs.export_scales()["commands"])
+        assert torch.allclose(obs["policy"][:, 9:12], held * scale)  # what the policy sees
     assert resets >= 4
     # the hold draws the same random numbers: both envs' streams are where they would be without it
     assert torch.equal(held_env.generator.get_state(), free_env.generator.get_state())

@@ -12,7 +12,8 @@ On native MuJoCo, in the task's own scene (``envs/robot_check/``):
    steady-state error;
 3. with ``--solver``: random actions with pushes under cheaper solver settings (iterations, line-search
    iterations, cone), with the share of diverged rollouts and the physics steps/s of each (per second of CPU
-   time on one thread, the fastest of 3 runs); the cheapest setting without divergence is named (information: not part of the verdict).
+   time on one thread, the fastest of 3 runs); the cheapest setting without divergence is named (information:
+   not part of the verdict).
 
 The verdict is ``OK``, ``WARN`` (trains, but look at the advice) or ``FAIL`` (fix before training), each problem
 with its numbers and what to change. Exit status 0 for OK / WARN, 1 for FAIL, 2 for bad input.

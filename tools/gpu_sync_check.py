@@ -60,7 +60,8 @@ def main() -> int:
             for w in caught:
                 if "synchroniz" not in str(w.message):
                     continue
-                counts[phase][f"{Path(w.filename).relative_to(ROOT) if str(ROOT) in w.filename else w.filename}:{w.lineno}"] += 1
+                origin = Path(w.filename).relative_to(ROOT) if str(ROOT) in w.filename else w.filename
+                counts[phase][f"{origin}:{w.lineno}"] += 1
         torch.cuda.synchronize()
     steps = args.iterations * cfg.runner.num_steps_per_env
     for phase, c in counts.items():

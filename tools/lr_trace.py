@@ -49,7 +49,8 @@ def main() -> None:
 
     alg._optimizer_step = traced  # type: ignore[method-assign]
     a = cfg.algorithm
-    print(f"{args.task}: {cfg.env.num_envs} envs x {cfg.runner.num_steps_per_env} steps, {a.num_learning_epochs} epochs "
+    print(f"{args.task}: {cfg.env.num_envs} envs x {cfg.runner.num_steps_per_env} steps, "
+          f"{a.num_learning_epochs} epochs "
           f"x {a.num_mini_batches} minibatches, schedule {a.schedule}, desired_kl {a.desired_kl}")
     print("| iteration | lr first | lr min | lr max | lr last | minibatches at the floor | KL first | KL last |")
     print("|---|---|---|---|---|---|---|---|")

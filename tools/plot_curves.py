@@ -1,8 +1,8 @@
 """Plot learning curves (mean episode return vs env steps) of one or more run folders into a PNG.
 
     python -m tools.plot_curves runs/BipedalWalker-v3/<run> [more runs ...] --out docs/bipedalwalker.png
-    python -m tools.plot_curves RUN --tag Episode/game_score --frames-per-step 4 --reference docs/breakout_reference.json \
-        --out docs/breakout_cpu_1h.png
+    python -m tools.plot_curves RUN --tag Episode/game_score --frames-per-step 4 \
+        --reference docs/breakout_reference.json --out docs/breakout_cpu_1h.png
 
 ``--reference FILE``: published points to draw beside the runs, JSON ``{"curves": [{"label": ..., "points":
 [[x, y], ...]}]}`` with x in the plot's unit (env steps, or frames with ``--frames-per-step``).
@@ -64,7 +64,7 @@ def main() -> None:
         import json
 
         for curve in json.loads(args.reference.read_text())["curves"]:
-            xs, ys = zip(*curve["points"])
+            xs, ys = zip(*curve["points"], strict=True)
             ax.plot(xs, ys, "o--", ms=4, label=curve["label"])
     ax.set_xlabel("frames" if args.frames_per_step else "env steps")
     ax.set_ylabel(args.tag + " (last 100 episodes)")

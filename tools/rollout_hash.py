@@ -57,7 +57,8 @@ def main() -> None:
         obs, rew, term, trunc, _ = env.step(torch.randn(args.num_envs, env.action_spec.n, generator=g))
         for x in (*obs.values(), rew, term, trunc):
             digest.update(x.numpy().tobytes())
-    print(f"{args.task or args.robot} {args.num_envs} envs x {args.steps} steps, seed {args.seed}: {digest.hexdigest()}")
+    print(f"{args.task or args.robot} {args.num_envs} envs x {args.steps} steps, seed {args.seed}: "
+          f"{digest.hexdigest()}")
 
 
 if __name__ == "__main__":

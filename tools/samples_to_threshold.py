@@ -24,8 +24,10 @@ def first_reached(run: Path, lin_threshold: float, yaw_threshold: float) -> dict
     s = read_scalars(run)
     lin, yaw = s["Env/lin_vel_error"], s["Env/yaw_rate_error"]
     start = lin[0].wall_time - s["Perf/collection_time_s"][0].value - s["Perf/learning_time_s"][0].value
-    row: dict[str, Any] = {"run": str(run), "iterations": len(lin), "iteration": None, "env_steps": None, "wall_s": None}
-    for i, (a, b) in enumerate(zip(lin, yaw)):
+    row: dict[str, Any] = {"run": str(run), "iterations": len(lin), "iteration": None, "env_steps": None,
+                           "wall_s": None}
+    # strict=False: a run killed mid-write may hold one more scalar of one tag than of the other
+    for i, (a, b) in enumerate(zip(lin, yaw, strict=False)):
         if a.value <= lin_threshold and b.value <= yaw_threshold:
             row.update(iteration=i + 1, env_steps=a.step, wall_s=round(a.wall_time - start, 1))
             break

@@ -25,8 +25,8 @@ def main() -> int:
     rows = []
     for seed in args.seeds:
         run_dir = args.out_dir / args.task / f"seed{seed}"
-        cmd = [sys.executable, str(ROOT / "train.py"), "--task", args.task, "--seed", str(seed), "--run-dir", str(run_dir),
-               "--quiet", *extra]
+        cmd = [sys.executable, str(ROOT / "train.py"), "--task", args.task, "--seed", str(seed),
+               "--run-dir", str(run_dir), "--quiet", *extra]
         if subprocess.run(cmd).returncode != 0:
             print(f"error: {' '.join(cmd)} failed", file=sys.stderr)
             return 1
@@ -34,7 +34,8 @@ def main() -> int:
     print("| task | seed | env steps | mean return (last 100 episodes) | wall time (s) | samples/s |")
     print("|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['task']} | {r['seed']} | {r['env_steps']:,} | {r['mean_episode_return']:.1f} | {r['wall_time_s']:.0f} | "
+        print(f"| {r['task']} | {r['seed']} | {r['env_steps']:,} | {r['mean_episode_return']:.1f} | "
+              f"{r['wall_time_s']:.0f} | "
               f"{r['samples_per_s']:,.0f} |")
     return 0
 

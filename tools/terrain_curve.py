@@ -3,13 +3,15 @@
     python -m tools.terrain_curve runs/quadruped-rough/<run> [more runs ...] --out docs/terrain_level.png
 
 The x axis is training wall time: a pause of more than a minute between two iterations (a run stopped and
-resumed with ``--resume``) is left out. Left axis: ``Env/terrain_level`` (the envs' mean curriculum level, 0 to levels - 1). Right axis: the share of
-recent episodes that travelled ``env.success_distance`` from their start (``Episode/success``), when logged.
+resumed with ``--resume``) is left out. Left axis: ``Env/terrain_level`` (the envs' mean curriculum level, 0 to
+levels - 1). Right axis: the share of recent episodes that travelled ``env.success_distance`` from their start
+(``Episode/success``), when logged.
 """
 
 from __future__ import annotations
 
 import argparse
+from itertools import pairwise
 from pathlib import Path
 
 from tools.plot_curves import read_scalars
@@ -26,7 +28,7 @@ def training_minutes(times: list[float]):
     """A function: wall time of an event -> minutes of training before it, pauses longer than PAUSE_S left out
     (``times``: the wall times of every iteration, in order)."""
     starts, offsets = [times[0]], [0.0]
-    for a, b in zip(times, times[1:]):
+    for a, b in pairwise(times):
         if b - a > PAUSE_S:
             offsets.append(offsets[-1] + (a - starts[-1]))
             starts.append(b)
@@ -57,7 +59,8 @@ def main(argv: list[str] | None = None) -> None:
             raise SystemExit(f"error: {run} has no scalar '{LEVEL_TAG}' (not a generated-terrain run?)")
         events = scalars[LEVEL_TAG]
         clock = training_minutes([e.wall_time for e in events])
-        line, = ax.plot([clock(e.wall_time) for e in events], [e.value for e in events], label=f"{run.name}: mean level")
+        line, = ax.plot([clock(e.wall_time) for e in events], [e.value for e in events],
+                        label=f"{run.name}: mean level")
         for tag in SUCCESS_TAGS:
             if tag in scalars:
                 s = scalars[tag]

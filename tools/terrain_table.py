@@ -34,7 +34,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = OneLineParser(description=__doc__.splitlines()[0])
     p.add_argument("--checkpoint", action="append", required=True,
                    help="checkpoint file or run folder (its newest checkpoint); repeat for several rows")
-    p.add_argument("--episodes", type=int, default=50, help="episodes (= parallel envs) per type and level (default 50)")
+    p.add_argument("--episodes", type=int, default=50,
+                   help="episodes (= parallel envs) per type and level (default 50)")
     p.add_argument("--types", nargs="+", default=list(DEFAULT_TYPES), help="tile types (default: %(default)s)")
     p.add_argument("--levels", type=int, nargs="+", default=list(range(10)), help="levels (default 0..9)")
     p.add_argument("--threshold", type=float, default=0.8, help="success rate a level must reach (default 0.8)")
@@ -112,7 +113,8 @@ def markdown(rows: list[dict[str, Any]], types: list[str], levels: list[int], ep
         out += ["", f"{_label(r)}: success by level", "", "| level | " + " | ".join(types) + " |",
                 "|---|" + "---|" * len(types)]
         for level in levels:
-            out.append(f"| {level} | " + " | ".join(_pct(r["by_level"][t][str(level)]["success"]) for t in types) + " |")
+            by_type = [_pct(r["by_level"][t][str(level)]["success"]) for t in types]
+            out.append(f"| {level} | " + " | ".join(by_type) + " |")
     return "\n".join(out) + "\n"
 
 

@@ -37,7 +37,8 @@ def main() -> None:
     first = s["Perf/collection_time_s"][0].value + s["Perf/learning_time_s"][0].value
     t0 = lin[0].wall_time - first  # start of the first iteration
     wall = {i + 1: e.wall_time - t0 for i, e in enumerate(lin)}  # iteration -> wall time
-    reached = next((i + 1 for i, (a, b) in enumerate(zip(lin, yaw))
+    # strict=False: a run killed mid-write may hold one more scalar of one tag than of the other
+    reached = next((i + 1 for i, (a, b) in enumerate(zip(lin, yaw, strict=False))
                     if a.value <= args.lin_threshold and b.value <= args.yaw_threshold), None)
     if reached:
         print(f"training rollouts reach the thresholds at iteration {reached}, {lin[reached - 1].step:,} env steps, "
@@ -69,9 +70,10 @@ def main() -> None:
             label="yaw-rate error, training (rad/s)")
     ev = [m for m in evals if m["wall_s"] is not None]
     if ev:
-        ax.plot([m["wall_s"] for m in ev], [m["lin_vel_tracking_error"] for m in ev], "o-", color="C0", label="lin. vel. error, evaluation")
-        ax.plot([m["wall_s"] for m in ev], [m["yaw_rate_tracking_error"] for m in ev], "s-", color="C1", label="yaw-rate error, evaluation")
-        ax.plot([m["wall_s"] for m in ev], [m["fall_rate"] for m in ev], "x:", color="C3", label="fall rate, evaluation")
+        at = [m["wall_s"] for m in ev]
+        ax.plot(at, [m["lin_vel_tracking_error"] for m in ev], "o-", color="C0", label="lin. vel. error, evaluation")
+        ax.plot(at, [m["yaw_rate_tracking_error"] for m in ev], "s-", color="C1", label="yaw-rate error, evaluation")
+        ax.plot(at, [m["fall_rate"] for m in ev], "x:", color="C3", label="fall rate, evaluation")
     ax.axhline(args.lin_threshold, color="C0", linestyle="--", linewidth=0.8)
     ax.axhline(args.yaw_threshold, color="C1", linestyle="--", linewidth=0.8)
     ax.set_xlabel("wall time (s)")

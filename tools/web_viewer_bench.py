@@ -88,7 +88,8 @@ def step_cost(checkpoint: str, num_envs: int, steps: int = 100) -> dict[str, obj
     run = play.load_run(checkpoint)
     out: dict[str, object] = {"task": run.task, "num_envs": num_envs, "load_average_before": os.getloadavg()}
     for threads in (1, 2):
-        session = Session(run, with_envs(run.cfg.env, num_envs), lambda cfg: run.spec.make_env(cfg, torch.device("cpu")),
+        session = Session(run, with_envs(run.cfg.env, num_envs),
+                          lambda cfg: run.spec.make_env(cfg, torch.device("cpu")),
                           play.make_policy, lambda path: play.load_run(str(path), run.task), seed=1)
         torch.set_num_threads(threads)  # after Session, which sets the viewer's one thread
         session.hold((0.5, 0.0, 0.0, 0.0))

@@ -43,7 +43,8 @@ def pack_state(seq: int, s: RobotState) -> bytes:
 def unpack_state(data: bytes) -> tuple[int, RobotState]:
     _, seq, stamp, nj, npts = _STATE_HEAD.unpack_from(data)
     x = np.frombuffer(data, dtype="<f8", offset=_STATE_HEAD.size).astype(np.float64)
-    q, qd, quat, gyro, lin = x[:nj], x[nj:2 * nj], x[2 * nj:2 * nj + 4], x[2 * nj + 4:2 * nj + 7], x[2 * nj + 7:2 * nj + 10]
+    q, qd, quat = x[:nj], x[nj:2 * nj], x[2 * nj:2 * nj + 4]
+    gyro, lin = x[2 * nj + 4:2 * nj + 7], x[2 * nj + 7:2 * nj + 10]
     scan = x[2 * nj + 10:2 * nj + 10 + npts] if npts else None
     return seq, RobotState(stamp, q, qd, quat, gyro, None if np.isnan(lin).all() else lin, scan)
 

@@ -9,11 +9,10 @@ backend never recompiles and no index list has to leave the device.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Protocol
 
+import mujoco
 import torch
-
-Backend = Literal["native", "mjx", "warp"]
 
 STATE_FIELDS = ("qpos", "qvel", "qacc_warmstart", "ctrl", "time")
 """The physics state saved in checkpoints: with it a simulation continues exactly as it would have."""
@@ -36,6 +35,31 @@ class PhysicsReadout:
     bad state and reset it itself, with a warning; MuJoCo Warp overflowed its contact or constraint buffers, or
     reported a contact of impossible depth);
     the task resets it. None where the backend has no such signal (MJX)."""
+
+
+@dataclass(frozen=True)
+class PhysicsRequest:
+    """What ``envs/physics/factory.make_physics`` hands a backend's constructor; each backend reads the fields
+    it uses."""
+
+    model: mujoco.MjModel
+    """The compiled scene every simulation runs."""
+    num_envs: int
+    """Number of simulations stepped together."""
+    nsubsteps: int
+    """Physics steps per ``step`` call (the task's decimation)."""
+    model_fields: tuple[str, ...]
+    """MjModel fields each simulation gets its own copy of (written by ``set_model_fields``)."""
+    device: torch.device
+    """The env's device (a backend that only runs on the CPU ignores it)."""
+    threads: int = 0
+    """native: C threads (0: all cores)."""
+    mjx_impl: str = "jax"
+    """mjx: MJX implementation, ``jax`` or ``warp``."""
+    nconmax: int | None = None
+    """warp: contacts per world its buffers hold (None: mujoco_warp's estimate)."""
+    njmax: int | None = None
+    """warp: constraint rows per world (None: mujoco_warp's estimate)."""
 
 
 class Physics(Protocol):

@@ -1,37 +1,42 @@
-"""Builds the physics backend a config asks for."""
+"""Builds the physics backend a config asks for, from the table in ``envs/physics/registry.py``."""
 
 from __future__ import annotations
 
 import mujoco
 import torch
 
-from envs.physics.base import Physics
+from envs.physics.base import Physics, PhysicsRequest
+from envs.physics.registry import BACKEND_CHOICES, BACKENDS, REGISTRY
+from rl_core.errors import UserError
 
 
 def resolve_backend(backend: str, device: torch.device) -> str:
-    """'auto' on a GPU is MuJoCo Warp when it is installed, else MJX; on the CPU, native MuJoCo."""
-    if backend == "auto":
-        if device.type != "cuda":
-            return "native"
-        from envs.physics.warp import warp_available
+    """``auto``: the first backend of the table whose ``auto_on`` has ``device.type`` and that is installed
+    (on a GPU: MuJoCo Warp when installed, else MJX; on the CPU: native MuJoCo), or the last such one when none is
+    installed (its constructor then says what to install); other names are returned as they are."""
+    if backend != "auto":
+        return backend
+    kind = device.type if any(device.type in b.auto_on for b in REGISTRY.values()) else "cpu"
+    candidates = [name for name, b in REGISTRY.items() if kind in b.auto_on]
+    return next((name for name in candidates if REGISTRY[name].available()), candidates[-1])
 
-        return "warp" if warp_available() else "mjx"
-    return backend
+
+def require_backend(backend: str, flag: str) -> None:
+    """A one-line UserError when ``backend`` is not a backend name or its libraries are not installed
+    (``flag``: how the user gave it, e.g. ``--backend``)."""
+    if backend not in REGISTRY:
+        raise UserError(f"{flag}={backend} is not allowed; expected one of {', '.join(BACKENDS)}")
+    if not REGISTRY[backend].available():
+        raise UserError(f"{flag}={backend} needs {REGISTRY[backend].needs}")
 
 
 def make_physics(model: mujoco.MjModel, num_envs: int, nsubsteps: int, model_fields: tuple[str, ...], backend: str,
                  device: torch.device, threads: int = 0, mjx_impl: str = "jax", nconmax: int | None = None,
                  njmax: int | None = None) -> Physics:
-    """``backend``: 'native' (CPU, ``threads`` C threads), 'mjx' or 'warp' (on ``device``; ``nconmax`` /
-    ``njmax``: Warp's contact and constraint buffers per world, None for its estimate)."""
-    if backend == "native":
-        from envs.physics.native import NativePhysics
-
-        return NativePhysics(model, num_envs, nsubsteps, model_fields, nthread=threads)
-    if backend == "warp":
-        from envs.physics.warp import WarpPhysics
-
-        return WarpPhysics(model, num_envs, nsubsteps, model_fields, device=device, nconmax=nconmax, njmax=njmax)
-    from envs.physics.mjx import MjxPhysics
-
-    return MjxPhysics(model, num_envs, nsubsteps, model_fields, device=device, impl=mjx_impl)
+    """``backend``: a name of ``envs/physics/registry.py`` (not ``auto``: see ``resolve_backend``); ``threads``:
+    native's C threads; ``mjx_impl``: MJX's implementation; ``nconmax`` / ``njmax``: Warp's contact and
+    constraint buffers per world, None for its estimate."""
+    if backend not in REGISTRY:
+        raise UserError(f"env.backend={backend!r} is not allowed; expected one of {', '.join(BACKEND_CHOICES)}")
+    request = PhysicsRequest(model, num_envs, nsubsteps, model_fields, device, threads, mjx_impl, nconmax, njmax)
+    return REGISTRY[backend].create(request)

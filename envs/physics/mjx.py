@@ -1,4 +1,7 @@
-"""MJX backend (mujoco-mjx, JAX): ``jit(vmap(substeps))`` on the GPU, state handed to torch by DLPack.
+"""MJX backend (mujoco-mjx, JAX): ``jit(vmap(substeps))`` on the env's device, state handed to torch by DLPack.
+
+On a GPU ``env.backend=auto`` picks it only when MuJoCo Warp is not installed (``registry.py``); on the CPU native
+MuJoCo is several times faster.
 
 All substeps of a control step run inside one compiled call; per-simulation model fields (friction, masses,
 gains) are batched arrays given to that call, so domain randomization needs no recompilation. Reset and
@@ -20,7 +23,7 @@ import numpy as np
 import torch
 
 from envs.bridge import to_jax, to_torch
-from envs.physics.base import STATE_FIELDS, PhysicsReadout
+from envs.physics.base import STATE_FIELDS, PhysicsReadout, PhysicsRequest
 
 CACHE_DIR = Path(os.environ.get("LEGGED_MJX_JAX_CACHE", Path.home() / ".cache" / "legged-mjx" / "jax"))
 """JAX persistent compilation cache (override with the LEGGED_MJX_JAX_CACHE environment variable)."""
@@ -49,6 +52,34 @@ def jax_device_for(device: torch.device) -> Any:
         gpus = jax.devices("gpu")
         return gpus[device.index or 0]
     return jax.devices("cpu")[0]
+
+
+def _reset_fn(jnp: Any, fresh_state: dict[str, Any], num_envs: int) -> Any:
+    """``reset(state, mask, qpos, qvel)``: the masked rows of the STATE_FIELDS restarted at qpos / qvel."""
+
+    def reset(state: dict, mask: Any, qpos: Any, qvel: Any) -> dict:
+        fresh = {**fresh_state, "qpos": qpos, "qvel": qvel}
+
+        def pick(new: Any, old: Any) -> Any:
+            m = mask.reshape((num_envs,) + (1,) * (old.ndim - 1))
+            return jnp.where(m, new, old)
+
+        return {f: pick(fresh[f], state[f]) for f in STATE_FIELDS}
+
+    return reset
+
+
+def _set_fields_fn(jnp: Any, num_envs: int) -> Any:
+    """``set_fields(fields, mask, values)``: the masked rows of the named model fields replaced."""
+
+    def set_fields(fields: dict, mask: Any, values: dict) -> dict:
+        out = dict(fields)
+        for k, v in values.items():
+            m = mask.reshape((num_envs,) + (1,) * (v.ndim - 1))
+            out[k] = jnp.where(m, v.astype(fields[k].dtype), fields[k])
+        return out
+
+    return set_fields
 
 
 class MjxPhysics:
@@ -83,31 +114,11 @@ class MjxPhysics:
             return jax.tree_util.tree_leaves(d)
 
         self._step = jax.jit(jax.vmap(one_env))
-
-        fresh_state = {f: getattr(d0, f) for f in STATE_FIELDS}
-
-        def reset(state: dict, mask: Any, qpos: Any, qvel: Any) -> dict:
-            fresh = {**fresh_state, "qpos": qpos, "qvel": qvel}
-
-            def pick(new: Any, old: Any) -> Any:
-                m = mask.reshape((num_envs,) + (1,) * (old.ndim - 1))
-                return jnp.where(m, new, old)
-
-            return {f: pick(fresh[f], state[f]) for f in STATE_FIELDS}
-
         # Resets and pushes take and return the state rows only (derived fields stay until the next step
         # recomputes them). No buffer donation: the task holds DLPack views of these arrays across the call.
-        self._reset = jax.jit(reset)
+        self._reset = jax.jit(_reset_fn(jnp, {f: getattr(d0, f) for f in STATE_FIELDS}, num_envs))
         self._set_velocity = jax.jit(lambda qvel_old, mask, qvel: jnp.where(mask[:, None], qvel, qvel_old))
-
-        def set_fields(fields: dict, mask: Any, values: dict) -> dict:
-            out = dict(fields)
-            for k, v in values.items():
-                m = mask.reshape((num_envs,) + (1,) * (v.ndim - 1))
-                out[k] = jnp.where(m, v.astype(fields[k].dtype), fields[k])
-            return out
-
-        self._set_fields = jax.jit(set_fields)
+        self._set_fields = jax.jit(_set_fields_fn(jnp, num_envs))
 
     def _get(self, name: str) -> Any:
         return self._leaves[self._slot[name]]
@@ -151,3 +162,8 @@ class MjxPhysics:
         for f in STATE_FIELDS:
             self._put(f, put(f, self._get(f)))
         self.fields = {k: put(k, v) for k, v in self.fields.items()}
+
+
+def create(r: PhysicsRequest) -> MjxPhysics:
+    """The registry's constructor (``envs/physics/registry.py``)."""
+    return MjxPhysics(r.model, r.num_envs, r.nsubsteps, r.model_fields, device=r.device, impl=r.mjx_impl)

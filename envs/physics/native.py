@@ -11,7 +11,7 @@ import mujoco.batch
 import numpy as np
 import torch
 
-from envs.physics.base import STATE_FIELDS, PhysicsReadout
+from envs.physics.base import STATE_FIELDS, PhysicsReadout, PhysicsRequest
 
 
 _BAD_STATE_WARNINGS = [int(mujoco.mjtWarning.mjWARN_BADQPOS), int(mujoco.mjtWarning.mjWARN_BADQVEL),
@@ -78,3 +78,8 @@ class NativePhysics:
     def load_state_dict(self, state: dict[str, torch.Tensor]) -> None:
         for name, a in {**self._state, **self._fields}.items():
             a[:] = state[name].numpy()
+
+
+def create(r: PhysicsRequest) -> NativePhysics:
+    """The registry's constructor (``envs/physics/registry.py``)."""
+    return NativePhysics(r.model, r.num_envs, r.nsubsteps, r.model_fields, nthread=r.threads)

@@ -28,7 +28,7 @@ from typing import Any
 import mujoco
 import torch
 
-from envs.physics.base import STATE_FIELDS, PhysicsReadout
+from envs.physics.base import STATE_FIELDS, PhysicsReadout, PhysicsRequest
 
 CACHE_DIR = Path(os.environ.get("LEGGED_MJX_WARP_CACHE", Path.home() / ".cache" / "legged-mjx" / "warp"))
 """Warp's kernel cache (override with the LEGGED_MJX_WARP_CACHE environment variable)."""
@@ -51,7 +51,8 @@ missing here only loads later, serially; an extra one costs its compile."""
 
 
 def preload_kernels(wp: Any, device: Any) -> None:
-    """Compile (or read from the kernel cache) ``PRELOAD_MODULES`` on ``device`` with one worker per core (at most 8)."""
+    """Compile (or read from the kernel cache) ``PRELOAD_MODULES`` on ``device`` with one worker per core (at most
+    8)."""
     modules = [wp.get_module(f"mujoco_warp._src.{name}") for name in PRELOAD_MODULES]
     wp.force_load(device=device, modules=modules, max_workers=min(8, os.cpu_count() or 1))
 
@@ -86,9 +87,9 @@ def import_warp() -> tuple[Any, Any]:
 
 def warp_available() -> bool:
     """Whether warp-lang and mujoco-warp can be imported (without importing them)."""
-    import importlib.util
+    from envs.physics.registry import REGISTRY
 
-    return importlib.util.find_spec("warp") is not None and importlib.util.find_spec("mujoco_warp") is not None
+    return REGISTRY["warp"].available()
 
 
 class WarpPhysics:
@@ -216,3 +217,9 @@ class WarpPhysics:
     def load_state_dict(self, state: dict[str, torch.Tensor]) -> None:
         for name, v in {**self._state, **self._fields}.items():
             v.copy_(state[name].to(v.device, v.dtype))
+
+
+def create(r: PhysicsRequest) -> WarpPhysics:
+    """The registry's constructor (``envs/physics/registry.py``)."""
+    return WarpPhysics(r.model, r.num_envs, r.nsubsteps, r.model_fields, device=r.device, nconmax=r.nconmax,
+                       njmax=r.njmax)

@@ -191,9 +191,9 @@ def standing(robot: ResolvedRobot, seconds: float = 4.0) -> Standing:
         min_height=float(np.min(heights)) if heights else float("nan"),
         tilt=float(np.max(tilts)) if tilts else float("nan"), diverged_at=diverged_at,
         contacts={b: round(c / n_contact, 3) for b, c in sorted(contact_steps.items())},
-        at_limit={n: round(float(a) / n_last, 3) for n, a in zip(names, at_limit) if a > 0},
-        saturation={n: round(float(s) / n_last, 3) for n, s in zip(names, saturated) if s > 0},
-        peak_effort={n: round(float(p), 3) for n, p in zip(names, peak)})
+        at_limit={n: round(float(a) / n_last, 3) for n, a in zip(names, at_limit, strict=True) if a > 0},
+        saturation={n: round(float(s) / n_last, 3) for n, s in zip(names, saturated, strict=True) if s > 0},
+        peak_effort={n: round(float(p), 3) for n, p in zip(names, peak, strict=True)})
 
 
 @dataclass(frozen=True)

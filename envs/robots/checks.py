@@ -41,38 +41,49 @@ def check_collisions(robot: RobotSpec, collisions: str) -> None:
 
 def check_spec(robot: RobotSpec) -> None:
     """Every value of ``robot`` that can be checked without its model; raises a one-line UserError."""
-    acts = robot.actuators
-    if isinstance(acts, str):
-        if acts != FILE_ACTUATORS:
-            raise _fail(robot, "actuators", f"{acts!r} is not allowed; allowed: {FILE_ACTUATORS!r} (keep the file's "
-                                            "position actuators) or a tuple of ActuatorGroup")
-    else:
-        if not acts:
-            raise _fail(robot, "actuators", f"no actuator group; allowed: {FILE_ACTUATORS!r} or a tuple of "
-                                            "ActuatorGroup")
-        for k, g in enumerate(acts):
-            if not isinstance(g, ActuatorGroup):
-                raise _fail(robot, f"actuators[{k}]", f"{g!r} is not an ActuatorGroup")
-            at = f"actuators[{k}] ({g.joints!r})"
-            for name in ("kp", "kd", "effort_limit"):
-                _number(robot, f"{at}.{name}", getattr(g, name), positive=name == "effort_limit")
-            for name in ("armature", "damping", "frictionloss"):
-                _number(robot, f"{at}.{name}", getattr(g, name), optional=True)
-            _number(robot, f"{at}.velocity_limit", g.velocity_limit, positive=True, optional=True)
-            if isinstance(g.action_scale, str):
-                if g.action_scale != EFFORT_SCALE:
-                    raise _fail(robot, f"{at}.action_scale", f"{g.action_scale!r} is not allowed; allowed: a number, "
-                                                             f"{EFFORT_SCALE!r} (0.25 x effort_limit / kp) or None")
-                if g.kp <= 0:
-                    raise _fail(robot, f"{at}.action_scale", f"{EFFORT_SCALE!r} needs kp > 0 (kp is {g.kp})")
-            else:
-                _number(robot, f"{at}.action_scale", g.action_scale, positive=True, optional=True)
+    _check_actuators(robot)
     _number(robot, "action_scale", robot.action_scale, positive=True)
     _number(robot, "base_height", robot.base_height, positive=True)
     for field, kind in (("held", HeldJoints), ("welded", WeldedJoints)):
         for k, h in enumerate(getattr(robot, field)):
             if not isinstance(h, kind):
                 raise _fail(robot, f"{field}[{k}]", f"{h!r} is not a {kind.__name__}")
+    _check_sim(robot)
+
+
+def _check_actuators(robot: RobotSpec) -> None:
+    acts = robot.actuators
+    if isinstance(acts, str):
+        if acts != FILE_ACTUATORS:
+            raise _fail(robot, "actuators", f"{acts!r} is not allowed; allowed: {FILE_ACTUATORS!r} (keep the file's "
+                                            "position actuators) or a tuple of ActuatorGroup")
+        return
+    if not acts:
+        raise _fail(robot, "actuators", f"no actuator group; allowed: {FILE_ACTUATORS!r} or a tuple of "
+                                        "ActuatorGroup")
+    for k, g in enumerate(acts):
+        if not isinstance(g, ActuatorGroup):
+            raise _fail(robot, f"actuators[{k}]", f"{g!r} is not an ActuatorGroup")
+        _check_group(robot, f"actuators[{k}] ({g.joints!r})", g)
+
+
+def _check_group(robot: RobotSpec, at: str, g: ActuatorGroup) -> None:
+    for name in ("kp", "kd", "effort_limit"):
+        _number(robot, f"{at}.{name}", getattr(g, name), positive=name == "effort_limit")
+    for name in ("armature", "damping", "frictionloss"):
+        _number(robot, f"{at}.{name}", getattr(g, name), optional=True)
+    _number(robot, f"{at}.velocity_limit", g.velocity_limit, positive=True, optional=True)
+    if isinstance(g.action_scale, str):
+        if g.action_scale != EFFORT_SCALE:
+            raise _fail(robot, f"{at}.action_scale", f"{g.action_scale!r} is not allowed; allowed: a number, "
+                                                     f"{EFFORT_SCALE!r} (0.25 x effort_limit / kp) or None")
+        if g.kp <= 0:
+            raise _fail(robot, f"{at}.action_scale", f"{EFFORT_SCALE!r} needs kp > 0 (kp is {g.kp})")
+    else:
+        _number(robot, f"{at}.action_scale", g.action_scale, positive=True, optional=True)
+
+
+def _check_sim(robot: RobotSpec) -> None:
     sim = robot.sim
     if sim.cone is not None and sim.cone not in CONES:
         raise _fail(robot, "sim.cone", f"{sim.cone!r} is not allowed; allowed: {', '.join(CONES)} or None")

@@ -51,15 +51,16 @@ def match_each(robot: str, field: str, patterns: Sequence[str], names: Sequence[
 def assign(robot: str, field: str, patterns: Sequence[str], targets: Sequence[str], what: str) -> list[int]:
     """For each target name, the index of the one pattern that matches it (each pattern must match something)."""
     compiled = [_compile(robot, field, p) for p in patterns]
-    for p, rx in zip(patterns, compiled):
+    for p, rx in zip(patterns, compiled, strict=True):
         if not any(rx.fullmatch(t) for t in targets):
             raise spec_error(robot, field, f"{p!r} matches no {_singular(what)}", targets, what)
     out = []
     for t in targets:
         hits = [k for k, rx in enumerate(compiled) if rx.fullmatch(t)]
         if len(hits) != 1:
+            listed = ", ".join(repr(patterns[k]) for k in hits)
             problem = (f"joint {t!r} is matched by no entry" if not hits
-                       else f"joint {t!r} is matched by {len(hits)} entries ({', '.join(repr(patterns[k]) for k in hits)})")
+                       else f"joint {t!r} is matched by {len(hits)} entries ({listed})")
             raise spec_error(robot, field, problem, targets, what)
         out.append(hits[0])
     return out

@@ -21,8 +21,6 @@ class ResolvedRobot:
     """The spec this was built from."""
     model: mujoco.MjModel
     """The compiled scene (floor, light, robot, task sensors, position servos)."""
-    collisions: str
-    """Collision model it was built with: ``full`` or ``feet``."""
     joint_names: tuple[str, ...]
     """Actuated joints in policy order."""
     joint_qpos_adr: tuple[int, ...]

@@ -148,19 +148,19 @@ def sides(names: Sequence[str], mirror: MirrorMap | None = None) -> tuple[str | 
     """``left`` / ``right`` / None for each name, consistent with ``twins``."""
     paired = twins(names, mirror)
     return tuple(None if t == n else (_declared_side(mirror, n) if mirror is not None else side(n))
-                 for n, t in zip(names, paired))
+                 for n, t in zip(names, paired, strict=True))
 
 
 def missing_twins(names: Sequence[str], mirror: MirrorMap | None = None) -> list[str]:
     """Sided names whose twin is not among ``names``, and names that are not the twin of their twin."""
     paired = twins(names, mirror)
     index = {n: i for i, n in enumerate(names)}
-    return [n for n, t in zip(names, paired) if t not in index or paired[index[t]] != n]
+    return [n for n, t in zip(names, paired, strict=True) if t not in index or paired[index[t]] != n]
 
 
 def has_twins(names: Sequence[str], mirror: MirrorMap | None = None) -> bool:
     """Whether the names pair up: at least one has a side, and every sided one has its twin."""
-    return any(t != n for n, t in zip(names, twins(names, mirror))) and not missing_twins(names, mirror)
+    return any(t != n for n, t in zip(names, twins(names, mirror), strict=True)) and not missing_twins(names, mirror)
 
 
 def flipped(name: str, mirror: MirrorMap | None = None) -> bool:

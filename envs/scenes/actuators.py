@@ -55,7 +55,7 @@ def actuate(robot: RobotSpec, rspec: mujoco.MjSpec, m0: mujoco.MjModel, plan: Jo
     group_of = assign(name, "actuators", [g.joints for g in groups], driven, "trained and held joints")
     for a in list(rspec.actuators):
         rspec.delete(a)
-    for j, k in zip(driven, group_of):
+    for j, k in zip(driven, group_of, strict=True):
         g = groups[k]
         act = rspec.add_actuator(name=j, target=j, trntype=mujoco.mjtTrn.mjTRN_JOINT)
         act.gaintype = mujoco.mjtGain.mjGAIN_FIXED

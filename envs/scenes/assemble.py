@@ -2,40 +2,48 @@
 
 Steps, all by name: check the spec's own values (``envs/robots/checks.py``); load the robot's MJCF unmodified;
 check every name of the spec against it, and that every non-free joint is trained, held or welded at a pose
-inside its range (``joints.py``); replace its actuators by position servos on the trained and held joints, with
-the groups' armature, damping and friction loss written onto the joints (or keep its own position actuators,
-``actuators="file"``; ``actuators.py``); remove the welded joints; drop its sensors and keyframes (the task adds its own sensors, and keyframes would not fit the new actuators);
-apply the simulation overrides and the collision simplification; attach the scene (``envs/scenes/flat.py``:
-floor, light, textures) into the robot's spec, so the robot keeps its file's names and options; add on the
-robot, never in its file: a touch site (``feet.py``), touch sensor and position / velocity sensors per foot, a
-contact sensor
-(collision geom vs floor, so self-collisions never count) per termination / penalized collision geom, and a
-tracking camera. Any problem is a one-line ``UserError`` naming the spec field and listing what the model has.
+inside its range (``joints.py``); find the feet (``feet.py``) and the watched collision geoms (``contacts.py``);
+replace its actuators by position servos on the trained and held joints, with the groups' armature, damping and
+friction loss written onto the joints (or keep its own position actuators, ``actuators="file"``;
+``actuators.py``); remove the welded joints; drop its sensors and keyframes (the task adds its own sensors, and
+keyframes would not fit the new actuators); apply the simulation overrides and the collision filter; attach the
+scene (``flat.py``: floor, light, textures; or ``terrain.py``: a heightfield floor) into the robot's spec, so the
+robot keeps its file's names and options; add on the robot, never in its file, the task's sites, sensors and
+tracking camera (``sensing.py``). Any problem is a one-line ``UserError`` naming the spec field and listing what
+the model has.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import mujoco
 
 from envs.robots.checks import check_collisions, check_spec
-from envs.robots.names import match_each, spec_error
+from envs.robots.names import spec_error
 from envs.robots.resolved import ResolvedRobot
 from envs.robots.spec import RobotSpec
-from envs.scenes.actuators import actuate
-from envs.scenes.feet import add_foot_site, resolve_feet
-from envs.scenes.joints import plan_joints, weld
-from envs.scenes.flat import FLOOR, attach_scene, flat_scene, SCENE_PREFIX
+from envs.scenes.actuators import Actuation, actuate
+from envs.scenes.contacts import ContactGeoms, contact_geoms, filter_collisions, name_geoms, split_geoms
+from envs.scenes.feet import Feet, resolve_feet
+from envs.scenes.flat import attach_scene, flat_scene
+from envs.scenes.joints import JointPlan, plan_joints, weld
+from envs.scenes.sensing import TaskSensors, add_task_sensing
 from envs.scenes.terrain import terrain_scene
 from envs.terrain.generator import Terrain
 from rl_core.errors import UserError
 
-PREFIX = "task_"
-"""Names of the sites, sensors and camera added here start with this."""
-CONTACT_DATA = 3  # found (1) | force (2): [found, normal force, tangential force x2]
-CONTACT_REDUCE_MAXFORCE = 2
 _CONE = {"pyramidal": mujoco.mjtCone.mjCONE_PYRAMIDAL, "elliptic": mujoco.mjtCone.mjCONE_ELLIPTIC}
+
+
+@dataclass(frozen=True)
+class _FileNames:
+    """Element names of the robot file compiled on its own, by id ("" for an unnamed element)."""
+
+    bodies: list[str]
+    joints: list[str]
+    geoms: list[str]
 
 
 def one_line(text: object) -> str:
@@ -55,14 +63,6 @@ def load_robot_spec(robot: RobotSpec) -> tuple[mujoco.MjSpec, mujoco.MjModel]:
     return spec, model
 
 
-def _names(model: mujoco.MjModel, objtype: mujoco.mjtObj, count: int) -> list[str]:
-    return [mujoco.mj_id2name(model, objtype, i) or "" for i in range(count)]
-
-
-def _collides(model: mujoco.MjModel, g: int) -> bool:
-    return bool(model.geom_contype[g] or model.geom_conaffinity[g])
-
-
 def build(robot: RobotSpec, collisions: str = "full", solver_iterations: int | None = None,
           ls_iterations: int | None = None, terrain: Terrain | None = None,
           floor_window: tuple[float, float, float] | None = None) -> ResolvedRobot:
@@ -72,126 +72,64 @@ def build(robot: RobotSpec, collisions: str = "full", solver_iterations: int | N
     check_spec(robot)
     check_collisions(robot, collisions)
     rspec, m0 = load_robot_spec(robot)
-    name = robot.name
-    bodies = _names(m0, mujoco.mjtObj.mjOBJ_BODY, m0.nbody)
-    joints = _names(m0, mujoco.mjtObj.mjOBJ_JOINT, m0.njnt)
-    geoms = _names(m0, mujoco.mjtObj.mjOBJ_GEOM, m0.ngeom)
+    names = _file_names(m0)
+    base_joint = _base_joint(robot, rspec, m0, names)
+    plan = plan_joints(robot, m0, names.joints)
+    visual, colliding = split_geoms(robot, m0)
+    feet = resolve_feet(robot, m0, names.bodies, names.geoms, colliding)
+    contacts = contact_geoms(robot, m0, names.bodies, visual, colliding, feet)
+    if robot.mass_body_name not in names.bodies:
+        raise spec_error(robot.name, "mass_body", f"no body named {robot.mass_body_name!r}", names.bodies[1:],
+                         "bodies")
+    act = actuate(robot, rspec, m0, plan, names.joints)
+    weld(rspec, m0, plan, names.joints)
+    _strip_file_extras(rspec)
+    _apply_options(robot, rspec, solver_iterations, ls_iterations)
+    geom_name = name_geoms(rspec, m0, names.bodies, contacts.sensed)
+    filter_collisions(rspec, contacts, collisions)
+    # the scene's names get SCENE_PREFIX; the robot's names and options stay as in its file
+    attach_scene(rspec, flat_scene() if terrain is None else terrain_scene(terrain, floor_window))
+    sensors = add_task_sensing(rspec, m0, names.bodies, robot.base_body, feet, contacts, geom_name)
+    try:
+        model = rspec.compile()
+    except Exception as e:
+        raise UserError(f"robot spec '{robot.name}': the scene with {robot.mjcf} does not compile: "
+                        f"{one_line(e)}") from None
+    return _resolved(robot, model, base_joint, plan, act, feet, contacts, sensors)
 
-    # ---- base: a body with a free joint
+
+def _file_names(m0: mujoco.MjModel) -> _FileNames:
+    def names(objtype: mujoco.mjtObj, count: int) -> list[str]:
+        return [mujoco.mj_id2name(m0, objtype, i) or "" for i in range(count)]
+
+    return _FileNames(names(mujoco.mjtObj.mjOBJ_BODY, m0.nbody), names(mujoco.mjtObj.mjOBJ_JOINT, m0.njnt),
+                      names(mujoco.mjtObj.mjOBJ_GEOM, m0.ngeom))
+
+
+def _base_joint(robot: RobotSpec, rspec: mujoco.MjSpec, m0: mujoco.MjModel, names: _FileNames) -> str:
+    """The name of the base body's free joint (an unnamed one is named ``root`` in ``rspec``: exported scenes
+    look the base joint up by name); one-line errors."""
+    bodies, free_type = names.bodies, mujoco.mjtJoint.mjJNT_FREE
     if robot.base_body not in bodies:
-        raise spec_error(name, "base_body", f"no body named {robot.base_body!r}", bodies[1:], "bodies")
+        raise spec_error(robot.name, "base_body", f"no body named {robot.base_body!r}", bodies[1:], "bodies")
     base_id = bodies.index(robot.base_body)
-    free = [j for j in range(m0.njnt) if m0.jnt_bodyid[j] == base_id and m0.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE]
+    free = [j for j in range(m0.njnt) if m0.jnt_bodyid[j] == base_id and m0.jnt_type[j] == free_type]
     if not free:
-        with_free = [bodies[m0.jnt_bodyid[j]] for j in range(m0.njnt) if m0.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE]
-        raise spec_error(name, "base_body", f"body {robot.base_body!r} has no free joint (a floating base needs one)",
-                         with_free, "bodies with a free joint")
-    if not joints[free[0]]:
-        {j.id: j for j in rspec.joints}[free[0]].name = "root"  # exported scenes look the base joint up by name
-    base_joint = joints[free[0]] or "root"
+        with_free = [bodies[m0.jnt_bodyid[j]] for j in range(m0.njnt) if m0.jnt_type[j] == free_type]
+        raise spec_error(robot.name, "base_body", f"body {robot.base_body!r} has no free joint (a floating base "
+                         "needs one)", with_free, "bodies with a free joint")
+    if not names.joints[free[0]]:
+        {j.id: j for j in rspec.joints}[free[0]].name = "root"
+    return names.joints[free[0]] or "root"
 
-    # ---- every non-free joint trained, held or welded; poses inside the joints' ranges
-    plan = plan_joints(robot, m0, joints)
-    picked, pose = list(plan.trained), list(plan.default_pose)
 
-    # ---- feet and contact bodies
-    visual = [g for g in range(m0.ngeom) if int(m0.geom_group[g]) in robot.visual_groups]
-    colliding = [g for g in range(m0.ngeom) if _collides(m0, g) and m0.geom_bodyid[g] != 0 and g not in visual]
-    feet = resolve_feet(robot, m0, bodies, geoms, colliding)
-    foot_geoms = sorted(feet.all_geoms)
-    foot_names = list(feet.names)
-
-    def contact_geoms(field: str, patterns: tuple[str, ...]) -> tuple[list[int], list[int], list[str]]:
-        body_ids = match_each(name, field, patterns, bodies, "bodies")
-        geoms_of, body_of = [], []
-        for k, b in enumerate(body_ids):
-            for g in colliding:
-                if m0.geom_bodyid[g] == b and g not in foot_geoms:
-                    geoms_of.append(g)
-                    body_of.append(k)
-        return geoms_of, body_of, [bodies[b] for b in body_ids]
-
-    term_geoms, _, _ = contact_geoms("termination_contacts", robot.termination_contacts)
-    pen_geoms, pen_body_of, pen_bodies = contact_geoms("penalized_contacts", robot.penalized_contacts)
-    if robot.mass_body_name not in bodies:
-        raise spec_error(name, "mass_body", f"no body named {robot.mass_body_name!r}", bodies[1:], "bodies")
-
-    # ---- actuators (and the groups' joint properties), then the welded joints removed
-    act = actuate(robot, rspec, m0, plan, joints)
-    weld(rspec, m0, plan, joints)
-
-    # ---- everything in the robot spec that the scene replaces
+def _strip_file_extras(rspec: mujoco.MjSpec) -> None:
+    """Drop the file's sensors and keyframes: the task adds its own sensors, and keyframes would not fit the new
+    actuators."""
     for s in list(rspec.sensors):
         rspec.delete(s)
     for k in list(rspec.keys):
         rspec.delete(k)
-    _apply_options(robot, rspec, solver_iterations, ls_iterations)
-    # unnamed geoms the sensors refer to get a name (spec elements carry their compiled id after m0's compile)
-    spec_geoms = {g.id: g for g in rspec.geoms}
-    for g in set(term_geoms + pen_geoms + foot_geoms):
-        if not spec_geoms[g].name:
-            spec_geoms[g].name = f"{bodies[m0.geom_bodyid[g]]}_geom{g}"
-    geom_name = {g: spec_geoms[g].name for g in set(term_geoms + pen_geoms + foot_geoms)}
-    for g in visual:  # visual only: never collides
-        spec_geoms[g].contype = 0
-        spec_geoms[g].conaffinity = 0
-    if collisions == "feet":  # only the feet touch anything
-        for g in colliding:
-            if g not in foot_geoms:
-                spec_geoms[g].contype = 0
-                spec_geoms[g].conaffinity = 0
-
-    # ---- attach the scene (its names get SCENE_PREFIX; the robot's names and options stay as in its file)
-    scene = rspec
-    attach_scene(scene, flat_scene() if terrain is None else terrain_scene(terrain, floor_window))
-
-    # ---- task sensing, added programmatically
-    for f, gs, b in zip(foot_names, feet.geoms, feet.bodies):
-        site = add_foot_site(scene, m0, gs, bodies[b], f"{PREFIX}{f}_foot")
-        scene.add_sensor(name=f"{PREFIX}{f}_touch", type=mujoco.mjtSensor.mjSENS_TOUCH,
-                         objtype=mujoco.mjtObj.mjOBJ_SITE, objname=site)
-    for g in term_geoms + pen_geoms:
-        if scene.sensor(f"{PREFIX}{geom_name[g]}_contact") is None:
-            scene.add_sensor(name=f"{PREFIX}{geom_name[g]}_contact", type=mujoco.mjtSensor.mjSENS_CONTACT,
-                             objtype=mujoco.mjtObj.mjOBJ_GEOM, objname=geom_name[g], reftype=mujoco.mjtObj.mjOBJ_GEOM,
-                             refname=SCENE_PREFIX + FLOOR, intprm=[CONTACT_DATA, CONTACT_REDUCE_MAXFORCE, 1])
-    for kind, sensor in (("pos", mujoco.mjtSensor.mjSENS_FRAMEPOS), ("vel", mujoco.mjtSensor.mjSENS_FRAMELINVEL)):
-        for f in foot_names:
-            scene.add_sensor(name=f"{PREFIX}{f}_{kind}", type=sensor, objtype=mujoco.mjtObj.mjOBJ_SITE,
-                             objname=f"{PREFIX}{f}_foot")
-    camera = f"{PREFIX}track"
-    cam = scene.body(robot.base_body).add_camera(name=camera, mode=mujoco.mjtCamLight.mjCAMLIGHT_TRACKCOM,
-                                                pos=[0, -1.6, 0.5])
-    cam.alt.type = mujoco.mjtOrientation.mjORIENTATION_XYAXES
-    cam.alt.xyaxes = [1, 0, 0, 0, 0.3, 1]
-    try:
-        model = scene.compile()
-    except Exception as e:
-        raise UserError(f"robot spec '{name}': the scene with {robot.mjcf} does not compile: {one_line(e)}") from None
-
-    def adr(sensor: str, offset: int = 0) -> int:
-        return int(model.sensor_adr[model.sensor(sensor).id]) + offset
-
-    jnt = [model.joint(j) for j in picked]
-    held = [model.joint(j) for j in plan.held]
-    base = model.joint(base_joint)
-    term_names = tuple(f"{PREFIX}{geom_name[g]}_contact" for g in term_geoms)
-    return ResolvedRobot(
-        spec=robot, model=model, collisions=collisions, joint_names=tuple(picked),
-        joint_qpos_adr=tuple(int(j.qposadr[0]) for j in jnt), joint_dof_adr=tuple(int(j.dofadr[0]) for j in jnt),
-        ctrl_from_policy=act.ctrl_source, default_joint_pos=tuple(pose), kp=act.kp, kd=act.kd,
-        effort_limit=act.effort_limit, action_scale=act.action_scale, velocity_limit=act.velocity_limit,
-        held_joint_names=plan.held, held_qpos_adr=tuple(int(j.qposadr[0]) for j in held),
-        held_joint_pos=plan.held_pose, welded_joint_names=plan.welded, base_body_id=model.body(robot.base_body).id, base_joint=base_joint,
-        base_qpos_adr=int(base.qposadr[0]), base_dof_adr=int(base.dofadr[0]),
-        mass_body_id=model.body(robot.mass_body_name).id, foot_names=tuple(foot_names),
-        foot_touch_adr=tuple(adr(f"{PREFIX}{f}_touch") for f in foot_names),
-        foot_pos_adr=tuple(adr(f"{PREFIX}{f}_pos", k) for f in foot_names for k in range(3)),
-        foot_vel_adr=tuple(adr(f"{PREFIX}{f}_vel", k) for f in foot_names for k in range(3)),
-        termination_sensors=term_names, termination_force_adr=tuple(adr(s, 1) for s in term_names),
-        penalized_bodies=tuple(pen_bodies),
-        penalized_force_adr=tuple(adr(f"{PREFIX}{geom_name[g]}_contact", 1) for g in pen_geoms),
-        penalized_body_of=tuple(pen_body_of), camera=camera)
 
 
 def _apply_options(robot: RobotSpec, rspec: mujoco.MjSpec, solver_iterations: int | None,
@@ -209,3 +147,30 @@ def _apply_options(robot: RobotSpec, rspec: mujoco.MjSpec, solver_iterations: in
     ls = ls_iterations if ls_iterations is not None else sim.ls_iterations
     if ls is not None:
         rspec.option.ls_iterations = ls
+
+
+def _adr(model: mujoco.MjModel, sensors: tuple[str, ...], first: int = 0, count: int = 1) -> tuple[int, ...]:
+    """sensordata addresses of values ``first .. first + count - 1`` of each sensor, sensor-major."""
+    return tuple(int(model.sensor_adr[model.sensor(s).id]) + k for s in sensors for k in range(first, first + count))
+
+
+def _resolved(robot: RobotSpec, model: mujoco.MjModel, base_joint: str, plan: JointPlan, act: Actuation,
+              feet: Feet, contacts: ContactGeoms, sensors: TaskSensors) -> ResolvedRobot:
+    """Every index the task needs, read from the compiled scene by name."""
+    jnt = [model.joint(j) for j in plan.trained]
+    held = [model.joint(j) for j in plan.held]
+    base = model.joint(base_joint)
+    return ResolvedRobot(
+        spec=robot, model=model, joint_names=plan.trained,
+        joint_qpos_adr=tuple(int(j.qposadr[0]) for j in jnt), joint_dof_adr=tuple(int(j.dofadr[0]) for j in jnt),
+        ctrl_from_policy=act.ctrl_source, default_joint_pos=plan.default_pose, kp=act.kp, kd=act.kd,
+        effort_limit=act.effort_limit, action_scale=act.action_scale, velocity_limit=act.velocity_limit,
+        held_joint_names=plan.held, held_qpos_adr=tuple(int(j.qposadr[0]) for j in held),
+        held_joint_pos=plan.held_pose, welded_joint_names=plan.welded, base_body_id=model.body(robot.base_body).id,
+        base_joint=base_joint, base_qpos_adr=int(base.qposadr[0]), base_dof_adr=int(base.dofadr[0]),
+        mass_body_id=model.body(robot.mass_body_name).id, foot_names=feet.names,
+        foot_touch_adr=_adr(model, sensors.touch), foot_pos_adr=_adr(model, sensors.pos, 0, 3),
+        foot_vel_adr=_adr(model, sensors.vel, 0, 3), termination_sensors=sensors.termination,
+        termination_force_adr=_adr(model, sensors.termination, 1), penalized_bodies=contacts.penalized_bodies,
+        penalized_force_adr=_adr(model, sensors.penalized, 1), penalized_body_of=contacts.penalized_body_of,
+        camera=sensors.camera)

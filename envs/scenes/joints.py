@@ -6,13 +6,14 @@ One-line ``UserError`` for each problem, naming the spec field.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import mujoco
 import numpy as np
 
 from envs.robots.names import assign, match_each
-from envs.robots.spec import Pose, RobotSpec
+from envs.robots.spec import HeldJoints, Pose, RobotSpec, WeldedJoints
 from rl_core.errors import UserError
 
 RANGE_TOLERANCE = 1e-6
@@ -56,46 +57,54 @@ def plan_joints(robot: RobotSpec, m0: mujoco.MjModel, joints: list[str]) -> Join
     pose_keys = [k for k, _ in robot.default_pose]
     default = [robot.default_pose[k][1] for k in assign(name, "default_pose", pose_keys, trained, "actuated joints")]
     taken = {j: "joints" for j in trained}
-
     where = {j: "default_pose" for j in trained}  # the field each joint's pose comes from
-
-    def take(field: str, entries: tuple, candidates: list[str], what: str) -> tuple[list[str], list[float]]:
-        names: list[str] = []
-        poses: list[float] = []
-        for k, e in enumerate(entries):
-            hits = [candidates[i] for i in match_each(name, f"{field}[{k}]", [e.joints], candidates, what)]
-            for j in hits:
-                if j in taken:
-                    raise UserError(f"robot spec '{name}' field {field}[{k}]: joint {j!r} is already "
-                                    f"{'trained' if taken[j] == 'joints' else taken[j]} (field {taken[j]}); a joint "
-                                    "is trained, held or welded, once")
-                taken[j] = field
-                where[j] = f"{field}[{k}].pose"
-            names += hits
-            poses += _poses(robot, f"{field}[{k}].pose", e.pose, hits)
-        return names, poses
-
-    held, held_pose = take("held", robot.held, movable_names, "hinge/slide joints")
-    welded, welded_pose = take("welded", robot.welded, nonfree_names, "non-free joints")
+    held, held_pose = _take(robot, "held", robot.held, movable_names, "hinge/slide joints", taken, where)
+    welded, welded_pose = _take(robot, "welded", robot.welded, nonfree_names, "non-free joints", taken, where)
     left = [j for j in nonfree_names if j not in taken]
     if left:
         raise UserError(f"robot spec '{name}' field joints / held / welded: {len(left)} joint"
                         f"{'s are' if len(left) > 1 else ' is'} neither trained, held nor welded: {', '.join(left)}; "
                         "add each to joints, held=(HeldJoints(...),) or welded=(WeldedJoints(...),)")
     for names, poses in ((trained, default), (held, held_pose), (welded, welded_pose)):
-        for j, q in zip(names, poses):
-            field = where[j]
-            jid = nonfree[nonfree_names.index(j)]
-            if m0.jnt_limited[jid] and not (m0.jnt_range[jid, 0] - RANGE_TOLERANCE <= q
-                                            <= m0.jnt_range[jid, 1] + RANGE_TOLERANCE):
-                lo, hi = m0.jnt_range[jid]
-                raise UserError(f"robot spec '{name}' field {field}: joint {j!r} at {q:g} is outside its range "
-                                f"[{lo:g}, {hi:g}] (the file's range, in rad or m)")
-            if q != 0.0 and int(m0.jnt_type[jid]) not in _HINGE_SLIDE:
-                raise UserError(f"robot spec '{name}' field {field}: joint {j!r} is a ball joint; it is welded at "
-                                "pose 0 only")
+        for j, q in zip(names, poses, strict=True):
+            _check_pose(robot, m0, nonfree[nonfree_names.index(j)], j, q, where[j])
     return JointPlan(tuple(trained), tuple(default), tuple(held), tuple(held_pose), tuple(welded),
                      tuple(welded_pose))
+
+
+def _take(robot: RobotSpec, field: str, entries: Sequence[HeldJoints | WeldedJoints],
+          candidates: list[str], what: str, taken: dict[str, str],
+          where: dict[str, str]) -> tuple[list[str], list[float]]:
+    """The joints of ``candidates`` that ``field``'s entries match, and their poses; each joint recorded in
+    ``taken`` (the field that claims it) and ``where`` (the field its pose comes from)."""
+    name = robot.name
+    names: list[str] = []
+    poses: list[float] = []
+    for k, e in enumerate(entries):
+        hits = [candidates[i] for i in match_each(name, f"{field}[{k}]", [e.joints], candidates, what)]
+        for j in hits:
+            if j in taken:
+                raise UserError(f"robot spec '{name}' field {field}[{k}]: joint {j!r} is already "
+                                f"{'trained' if taken[j] == 'joints' else taken[j]} (field {taken[j]}); a joint "
+                                "is trained, held or welded, once")
+            taken[j] = field
+            where[j] = f"{field}[{k}].pose"
+        names += hits
+        poses += _poses(robot, f"{field}[{k}].pose", e.pose, hits)
+    return names, poses
+
+
+def _check_pose(robot: RobotSpec, m0: mujoco.MjModel, jid: int, joint: str, q: float, field: str) -> None:
+    """Joint ``jid`` (named ``joint``) at ``q`` (from spec field ``field``) lies inside its range; a ball joint
+    only at 0."""
+    if m0.jnt_limited[jid] and not (m0.jnt_range[jid, 0] - RANGE_TOLERANCE <= q
+                                    <= m0.jnt_range[jid, 1] + RANGE_TOLERANCE):
+        lo, hi = m0.jnt_range[jid]
+        raise UserError(f"robot spec '{robot.name}' field {field}: joint {joint!r} at {q:g} is outside its range "
+                        f"[{lo:g}, {hi:g}] (the file's range, in rad or m)")
+    if q != 0.0 and int(m0.jnt_type[jid]) not in _HINGE_SLIDE:
+        raise UserError(f"robot spec '{robot.name}' field {field}: joint {joint!r} is a ball joint; it is welded at "
+                        "pose 0 only")
 
 
 def weld(rspec: mujoco.MjSpec, m0: mujoco.MjModel, plan: JointPlan, joints: list[str]) -> None:
@@ -105,7 +114,7 @@ def weld(rspec: mujoco.MjSpec, m0: mujoco.MjModel, plan: JointPlan, joints: list
     by_id = {j.id: j for j in rspec.joints}
     names = [joints[j] or f"joint{j}" for j in range(m0.njnt)]
     moved: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # body id -> its pose so far (several welds on one body)
-    for jid, q in sorted((names.index(j), q) for j, q in zip(plan.welded, plan.welded_pose)):  # file order
+    for jid, q in sorted((names.index(j), q) for j, q in zip(plan.welded, plan.welded_pose, strict=True)):  # file order
         joint = by_id[jid]
         if q != 0.0:
             body = joint.parent

@@ -1,1 +1,11 @@
-"""Task logic in torch over the physics readout: commands, observations, rewards, terminations, resets, randomization."""
+"""Batched MuJoCo tasks: the base every task family shares, and the families.
+
+    base.py           MujocoTask: physics backend, random stream, task state, CUDA graph, checkpoints
+    mujoco_config.py  MujocoEnvConfig: the batch and the backend (every family's config extends it)
+    state.py          per-env task state declared once (TaskState, per_env)
+    obs_table.py      ObsTerm: a family's observation terms as one table (plain data)
+    observations.py   ObservationLayout: layout, noise, export scales, mirror rules derived from the table
+    graphed_step.py   the task logic of a step captured and replayed as a CUDA graph
+    bounds.py         speed bounds of a robot beyond which a world has diverged;  rotations.py: quaternions
+    locomotion/       velocity tracking for legged robots (+ locomotion_config.py, its typed config)
+"""

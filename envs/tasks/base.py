@@ -61,10 +61,14 @@ class MujocoTask(Generic[S]):
         self.state: S = state.allocate(cfg.num_envs, sizes, self.device)
         """Per-env task state (checkpointed, reset by ``state.clear``, static in the CUDA graph)."""
         self._cpu = self.device.type == "cpu"
+        self.fixed_shapes = not self._cpu
+        """Masked updates run at fixed shapes whatever the mask (no host sync reads it): on a GPU. On the CPU an
+        empty mask skips its work and freshly reset envs alone are observed (a test may switch it on there)."""
         self._all = torch.ones(cfg.num_envs, dtype=torch.bool, device=self.device)
         graphable = cfg.cuda_graph and self.backend == "warp" and self.device.type == "cuda"
-        self._graphed = GraphedStep(self.state, self._act, self._finish_step, state.names(),
-                                    self.generator) if graphable else None
+        self.graphed = GraphedStep(self.state, self._act, self._finish_step, state.names(),
+                                   self.generator) if graphable else None
+        """The step's task logic as a replayed CUDA graph (MuJoCo Warp on a GPU), else None."""
 
     # ------------------------------------------------------------------------- what a task family implements
     def _act(self, actions: torch.Tensor) -> torch.Tensor:
@@ -94,8 +98,8 @@ class MujocoTask(Generic[S]):
             return self._reset_all()
 
     def step(self, actions: torch.Tensor) -> tuple[Obs, torch.Tensor, torch.Tensor, torch.Tensor, StepInfo]:
-        if self._graphed is not None:
-            return self._graphed(actions)
+        if self.graphed is not None:
+            return self.graphed(actions)
         with single_threaded(self._cpu):
             return self._finish_step(self._act(actions))
 
@@ -105,6 +109,10 @@ class MujocoTask(Generic[S]):
     def render_model(self, index: int) -> mujoco.MjModel:
         """The model to film env ``index`` with from now on (the simulated one unless a task lightens it)."""
         return self.model
+
+    def caption(self, index: int) -> str:
+        """What a video frame of env ``index`` says (a task tells its command and what the robot does)."""
+        return ""
 
     # ----------------------------------------------------------------------------------- checkpoint
     def state_dict(self) -> dict[str, Any]:
@@ -121,7 +129,7 @@ class MujocoTask(Generic[S]):
     def _needed(self, mask: torch.Tensor) -> bool:
         """Whether masked work must run: on the CPU skip an empty mask (reading it is free); on a GPU always run
         the fixed-shape masked update instead of reading the mask back (a host sync)."""
-        return not self._cpu or bool(mask.any())
+        return self.fixed_shapes or bool(mask.any())
 
     def _uniform(self, shape: tuple[int, ...], low: float, high: float) -> torch.Tensor:
         """Uniform draws in [low, high) from the task's generator."""

@@ -86,6 +86,7 @@ def speed_bounds(model: mujoco.MjModel, joint_dof_adr: tuple[int, ...], base_hei
     fast = CHEETAH_FROUDE * unit
     reach = joint_reach(model, joint_dof_adr)
     hinge = [int(model.jnt_type[model.dof_jntid[d]]) == int(mujoco.mjtJoint.mjJNT_HINGE) for d in joint_dof_adr]
-    joints = tuple(margin * SWING_SPEED * (fast / max(r, 1e-3) if h else fast) for r, h in zip(reach, hinge))
+    joints = tuple(margin * SWING_SPEED * (fast / max(r, 1e-3) if h else fast)
+                   for r, h in zip(reach, hinge, strict=True))
     return SpeedBounds(base_lin_vel=margin * (BASE_FROUDE * unit + push_vel), base_ang_vel=margin * fast / base_height,
                        joint_vel=joints)

@@ -1,6 +1,6 @@
 """The task logic of an env step captured once as a CUDA graph and replayed, around a graph-launched physics step.
 
-A step of the locomotion task is a few hundred small torch ops after the physics (observations, rewards,
+A step of a task (e.g. locomotion) is a few hundred small torch ops after the physics (observations, rewards,
 terminations, resets, randomization); launched one by one from Python they cost more than the physics itself
 at a few thousand envs. Here a step is: ``act(actions)`` eagerly (clip the actions, write the controls, launch
 the physics' own graph), then one ``graph.replay()`` of ``finish(clipped_actions)``, the task logic.
@@ -27,8 +27,8 @@ class GraphedStep:
     """``finish(act(actions))`` with ``finish`` replayed as a CUDA graph; ``owner.<name>`` for each name in
     ``state`` is task state that ``finish`` may replace."""
 
-    def __init__(self, owner: object, act: Callable[[torch.Tensor], torch.Tensor], finish: Callable[[torch.Tensor], Any],
-                 state: tuple[str, ...], generator: torch.Generator):
+    def __init__(self, owner: object, act: Callable[[torch.Tensor], torch.Tensor],
+                 finish: Callable[[torch.Tensor], Any], state: tuple[str, ...], generator: torch.Generator):
         self.owner, self.act, self.finish, self.state, self.generator = owner, act, finish, state, generator
         self.graph: torch.cuda.CUDAGraph | None = None
         self._static: dict[str, torch.Tensor] = {}

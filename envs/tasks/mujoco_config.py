@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, Optional
 
+from envs.physics.registry import BACKEND_CHOICES
 from rl_core.config import EnvConfig
 from rl_core.config_io import require
 
@@ -15,9 +16,10 @@ class MujocoEnvConfig(EnvConfig):
 
     num_envs: int = 2048
     """Number of robots simulated in lock-step."""
-    backend: Literal["auto", "native", "mjx", "warp"] = "auto"
-    """Physics: native (MuJoCo C on a thread pool, the CPU default), warp (MuJoCo Warp driven from torch, the GPU
-    default when installed), mjx (MJX/JAX); auto picks by runner.device and what is installed."""
+    backend: str = "auto"
+    """Physics (``envs/physics/registry.py``): native (MuJoCo C on a thread pool, the CPU default), warp (MuJoCo
+    Warp driven from torch, the GPU default when installed), mjx (MJX/JAX); auto picks by runner.device and what
+    is installed."""
     mjx_impl: Literal["jax", "warp"] = "jax"
     """MJX implementation (backend mjx only): jax (XLA) or warp (MuJoCo Warp, NVIDIA GPUs, needs warp-lang)."""
     warp_nconmax: Optional[int] = None
@@ -35,6 +37,7 @@ class MujocoEnvConfig(EnvConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        require(self.backend in BACKEND_CHOICES, "env.backend", self.backend, "one of " + ", ".join(BACKEND_CHOICES))
         require(self.physics_threads >= 0, "env.physics_threads", self.physics_threads, "an integer >= 0")
         require(self.decimation >= 1, "env.decimation", self.decimation, "an integer >= 1")
         for name in ("warp_nconmax", "warp_njmax"):

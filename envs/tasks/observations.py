@@ -1,7 +1,6 @@
-"""Observation terms as one table: every derived layout, noise, export and mirror reads it.
+"""The observation of a task, derived from its table of terms (``envs/tasks/obs_table.py``).
 
-A task family lists its terms once, in order, as ``ObsTerm`` rows (torch-free data, so deployment code can read
-the same table). ``ObservationLayout`` turns the table, the sizes the task resolved and its config into:
+``ObservationLayout`` turns the table, the sizes the task resolved and its config into:
 
 - the full layout ``(name, size)`` (terms of size 0 left out, e.g. a height scan that is switched off) and the
   policy's (without the ``exclude``d terms), with the policy's column index;
@@ -18,44 +17,11 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import torch
 
-MirrorRule = Literal["vector", "axial", "command", "joints", "none"]
-"""How a term's values change under the left-right mirror: ``vector`` (x, -y, z), ``axial`` (-x, y, -z: an angular
-velocity), ``command`` (vx, -vy, -yaw rate), ``joints`` (one value per joint: twins swapped, roll / yaw angles
-negated), ``none`` (no mirror: a task with such a term offers no symmetry)."""
-
-
-@dataclass(frozen=True)
-class ObsTerm:
-    """One observation term (a row of a task's table)."""
-
-    name: str
-    """The term's name: the key of its raw value, its name in the exported metadata (``obs_layout``)."""
-    size: int | str
-    """Width: a number, or the name of a size the task resolves (e.g. ``"joints"``; 0 leaves the term out)."""
-    scale: float | tuple[float, ...] = 1.0
-    """The raw value is multiplied by this (one number, or one per column)."""
-    noise: str = ""
-    """Dotted path of the noise level in the env config (physical units, e.g. ``"noise.joint_vel"``); empty: none."""
-    clip: str = ""
-    """Dotted path of a clip in the env config (physical units): the noisy value stays within +-clip x scale."""
-    mirror: MirrorRule = "none"
-    """How the values change under the left-right mirror."""
-    doc: str = ""
-    """What the term is (units, frame)."""
-
-
-def config_value(cfg: Any, path: str) -> float:
-    """The config value at a dotted path (``"noise.lin_vel"`` -> ``cfg.noise.lin_vel``)."""
-    value: Any = cfg
-    for part in path.split("."):
-        value = getattr(value, part)
-    return float(value)
-
+from envs.tasks.obs_table import MirrorRule, ObsTerm, config_value
 
 class ObservationLayout:
     """The layout, noise, export and mirror rules of a table for one task instance (module docstring)."""
@@ -137,8 +103,11 @@ class ObservationLayout:
 
     def export_scales(self) -> dict[str, float | list[float]]:
         """Each term's scale by name (every term of the full observation), for the exported metadata."""
-        return {name: list(self.terms[name].scale) if isinstance(self.terms[name].scale, tuple)
-                else float(self.terms[name].scale) for name, _ in self.full}
+        out: dict[str, float | list[float]] = {}
+        for name, _ in self.full:
+            scale = self.terms[name].scale
+            out[name] = list(scale) if isinstance(scale, tuple) else float(scale)
+        return out
 
     def mirror_rules(self) -> dict[str, MirrorRule]:
         """Each term's mirror rule by name."""

@@ -9,6 +9,7 @@ neighbouring tiles meet without a step, and its centre platform is flat (where r
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -89,53 +90,103 @@ def generate(cfg: TerrainConfig) -> Terrain:
                    tile_size=cfg.tile_size)
 
 
-def make_tile(kind: str, level: int, cfg: TerrainConfig, rng: np.random.Generator) -> np.ndarray:
-    """Heights ``[n, n]`` (m) of one tile of type ``kind`` at ``level``; its edge is at height 0."""
+@dataclass(frozen=True)
+class _TileGrid:
+    """The sample grid of one tile: coordinates from its centre and distances the tile shapes are made of."""
+
+    n: int
+    """Samples per side."""
+    cx: np.ndarray
+    """x of each sample from the centre ``[n, n]`` (m)."""
+    cy: np.ndarray
+    """y of each sample from the centre ``[n, n]`` (m)."""
+    r: np.ndarray
+    """Square-ring distance from the centre, max(|x|, |y|) ``[n, n]`` (m)."""
+    out: np.ndarray
+    """Distance outwards from the platform's edge, 0 on the platform ``[n, n]`` (m)."""
+    edge: float
+    """Distance from the platform's edge to the tile's edge (m)."""
+    rim: float
+    """Samples with ``r`` at least this lie on the tile's edge ring (kept at height 0)."""
+
+
+def _grid(cfg: TerrainConfig) -> _TileGrid:
     h = cfg.horizontal_scale
     n = int(round(cfg.tile_size / h))
     centre = (np.arange(n) - n // 2) * h  # sample n // 2 is the tile's centre
     cx, cy = np.meshgrid(centre, centre, indexing="ij")
     r = np.maximum(np.abs(cx), np.abs(cy))  # square rings around the centre
     half_platform = cfg.platform / 2
-    out = (r - half_platform).clip(min=0.0)  # distance outwards from the platform's edge
-    edge = cfg.tile_size / 2 - half_platform
-    if kind == "flat":
-        tile = np.zeros((n, n))
-    elif kind == "rough":
-        amplitude = cfg.rough_per_level * level
-        coarse_n = int(math.ceil(cfg.tile_size / ROUGH_GRID)) + 1
-        coarse = rng.uniform(-amplitude / 2, amplitude / 2, size=(coarse_n, coarse_n))
-        pos = np.arange(n) * h / ROUGH_GRID
-        # the bumps fade in over one rough grid step outside the platform (flat, no step at its edge)
-        tile = _bilinear(coarse, pos, pos) * np.clip(out / ROUGH_GRID, 0.0, 1.0)
-        tile[[0, -1], :] = 0.0
-        tile[:, [0, -1]] = 0.0
-    elif kind in ("slope_up", "slope_down"):
-        grade = math.tan(math.radians(cfg.slope_per_level * level))
-        tile = grade * (out - edge) if kind == "slope_up" else grade * (edge - out)
-        tile = np.where(r >= cfg.tile_size / 2 - h, 0.0, tile)
-    elif kind in ("stairs_up", "stairs_down"):
-        step = cfg.step_per_level * level
-        count = np.where(r < half_platform, 0.0, np.floor((r - half_platform) / cfg.step_width) + 1)
-        top = math.floor(edge / cfg.step_width) + 1
-        tile = step * (count - top) if kind == "stairs_up" else step * (top - count)
-        tile = np.where(r >= cfg.tile_size / 2 - h, 0.0, tile)
-    elif kind == "obstacles":
-        tile = np.zeros((n, n))
-        height = cfg.obstacle_per_level * level
-        for _ in range(OBSTACLES_PER_TILE):
-            w, d = rng.uniform(0.3, 1.0, size=2)
-            x0, y0 = rng.uniform(-cfg.tile_size / 2, cfg.tile_size / 2 - 0.3, size=2)
-            box = (cx >= x0) & (cx < x0 + w) & (cy >= y0) & (cy < y0 + d)
-            tile[box] = rng.choice([-1.0, 1.0]) * rng.uniform(0.5, 1.0) * height
-        tile[r < half_platform] = 0.0
-        tile[r >= cfg.tile_size / 2 - h] = 0.0  # blocks may reach the tile's edge: it stays at 0 like the others
-    elif kind == "gaps":
-        width = cfg.gap_per_level * level
-        tile = np.where((r >= half_platform) & (r < half_platform + width), -GAP_DEPTH, 0.0)
-    else:
+    return _TileGrid(n, cx, cy, r, (r - half_platform).clip(min=0.0), cfg.tile_size / 2 - half_platform,
+                     cfg.tile_size / 2 - h)
+
+
+def _flat(g: _TileGrid, level: int, cfg: TerrainConfig, rng: np.random.Generator) -> np.ndarray:
+    return np.zeros((g.n, g.n))
+
+
+def _rough(g: _TileGrid, level: int, cfg: TerrainConfig, rng: np.random.Generator) -> np.ndarray:
+    amplitude = cfg.rough_per_level * level
+    coarse_n = int(math.ceil(cfg.tile_size / ROUGH_GRID)) + 1
+    coarse = rng.uniform(-amplitude / 2, amplitude / 2, size=(coarse_n, coarse_n))
+    pos = np.arange(g.n) * cfg.horizontal_scale / ROUGH_GRID
+    # the bumps fade in over one rough grid step outside the platform (flat, no step at its edge)
+    tile = _bilinear(coarse, pos, pos) * np.clip(g.out / ROUGH_GRID, 0.0, 1.0)
+    tile[[0, -1], :] = 0.0
+    tile[:, [0, -1]] = 0.0
+    return tile
+
+
+def _slope(g: _TileGrid, level: int, cfg: TerrainConfig, up: bool) -> np.ndarray:
+    grade = math.tan(math.radians(cfg.slope_per_level * level))
+    tile = grade * (g.out - g.edge) if up else grade * (g.edge - g.out)
+    return np.where(g.r >= g.rim, 0.0, tile)
+
+
+def _stairs(g: _TileGrid, level: int, cfg: TerrainConfig, up: bool) -> np.ndarray:
+    step, half_platform = cfg.step_per_level * level, cfg.platform / 2
+    count = np.where(g.r < half_platform, 0.0, np.floor((g.r - half_platform) / cfg.step_width) + 1)
+    top = math.floor(g.edge / cfg.step_width) + 1
+    tile = step * (count - top) if up else step * (top - count)
+    return np.where(g.r >= g.rim, 0.0, tile)
+
+
+def _obstacles(g: _TileGrid, level: int, cfg: TerrainConfig, rng: np.random.Generator) -> np.ndarray:
+    tile = np.zeros((g.n, g.n))
+    height = cfg.obstacle_per_level * level
+    for _ in range(OBSTACLES_PER_TILE):
+        w, d = rng.uniform(0.3, 1.0, size=2)
+        x0, y0 = rng.uniform(-cfg.tile_size / 2, cfg.tile_size / 2 - 0.3, size=2)
+        box = (g.cx >= x0) & (g.cx < x0 + w) & (g.cy >= y0) & (g.cy < y0 + d)
+        tile[box] = rng.choice([-1.0, 1.0]) * rng.uniform(0.5, 1.0) * height
+    tile[g.r < cfg.platform / 2] = 0.0
+    tile[g.r >= g.rim] = 0.0  # blocks may reach the tile's edge: it stays at 0 like the others
+    return tile
+
+
+def _gaps(g: _TileGrid, level: int, cfg: TerrainConfig, rng: np.random.Generator) -> np.ndarray:
+    half_platform, width = cfg.platform / 2, cfg.gap_per_level * level
+    return np.where((g.r >= half_platform) & (g.r < half_platform + width), -GAP_DEPTH, 0.0)
+
+
+_TILES: dict[str, Callable[[_TileGrid, int, TerrainConfig, np.random.Generator], np.ndarray]] = {
+    "flat": _flat,
+    "rough": _rough,
+    "slope_up": lambda g, level, cfg, rng: _slope(g, level, cfg, up=True),
+    "slope_down": lambda g, level, cfg, rng: _slope(g, level, cfg, up=False),
+    "stairs_up": lambda g, level, cfg, rng: _stairs(g, level, cfg, up=True),
+    "stairs_down": lambda g, level, cfg, rng: _stairs(g, level, cfg, up=False),
+    "obstacles": _obstacles,
+    "gaps": _gaps,
+}
+"""Tile type -> heights of one tile (float64, ``[n, n]``); the keys are ``TILE_TYPES``."""
+
+
+def make_tile(kind: str, level: int, cfg: TerrainConfig, rng: np.random.Generator) -> np.ndarray:
+    """Heights ``[n, n]`` (m) of one tile of type ``kind`` at ``level``; its edge is at height 0."""
+    if kind not in _TILES:
         raise ValueError(f"unknown tile type {kind!r}; types: {', '.join(TILE_TYPES)}")
-    return tile.astype(np.float32)
+    return _TILES[kind](_grid(cfg), level, cfg, rng).astype(np.float32)
 
 
 def _bilinear(grid: np.ndarray, px: np.ndarray, py: np.ndarray) -> np.ndarray:

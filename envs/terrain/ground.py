@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import torch
 
+from envs.tasks.rotations import yaw_of as yaw_of  # noqa: F401  # moved there: importers of it here still work
 from envs.terrain.config import HeightScanConfig, TerrainConfig
 from envs.terrain.generator import Terrain
 
@@ -139,8 +140,3 @@ class Ground:
             return base_pos[:, 2:3] - torch.zeros_like(wx)
         return self._bilinear(wx, wy).neg_().add_(base_pos[:, 2:3])  # z - ground, exactly
 
-
-def yaw_of(quat: torch.Tensor) -> torch.Tensor:
-    """Heading angle of wxyz quaternions ``[N, 4]``."""
-    w, x, y, z = quat.unbind(-1)
-    return torch.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))

@@ -96,8 +96,9 @@ class RobotScene:
                                                    plane="xy", cell_size=0.5, section_size=2.0,
                                                    position=tuple(pos + [0, 0, 5e-3]), wxyz=tuple(quat)))
                 self._static.append(scene.add_box(f"{self.prefix}/world/floor{g}", color=color,
-                                                  dimensions=(2 * sx, 2 * sy, 0.01), position=tuple(pos - [0, 0, 0.005]),
-                                                  wxyz=tuple(quat), cast_shadow=False))
+                                                  dimensions=(2 * sx, 2 * sy, 0.01),
+                                                  position=tuple(pos - [0, 0, 0.005]), wxyz=tuple(quat),
+                                                  cast_shadow=False))
                 continue
             if m.geom_type[g] == mujoco.mjtGeom.mjGEOM_HFIELD:
                 self._hfields[g] = None  # drawn around the followed robot by show_terrain_near
@@ -128,12 +129,12 @@ class RobotScene:
         for (body, color), meshes in groups.items():
             offsets = np.cumsum([0] + [len(v) for v, _ in meshes[:-1]])
             verts = np.concatenate([v for v, _ in meshes])
-            faces = np.concatenate([f + o for (_, f), o in zip(meshes, offsets)]).astype(np.uint32)
+            faces = np.concatenate([f + o for (_, f), o in zip(meshes, offsets, strict=True)]).astype(np.uint32)
             rgb = np.array(color, dtype=np.uint8)
             handle = self.server.scene.add_batched_meshes_simple(
                 f"{self.prefix}/robots/body{body}_{len(self.parts)}", vertices=verts, faces=faces,
-                batched_wxyzs=ident, batched_positions=far, batched_colors=self._colors(rgb), lod="off", cast_shadow=False,
-                material=MATERIAL)
+                batched_wxyzs=ident, batched_positions=far, batched_colors=self._colors(rgb), lod="off",
+                cast_shadow=False, material=MATERIAL)
             self.parts.append(_Part(body, rgb, handle))
 
     def _colors(self, rgb: np.ndarray) -> np.ndarray:

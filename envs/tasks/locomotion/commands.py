@@ -18,30 +18,30 @@ COMMANDS = ("lin_vel_x", "lin_vel_y", "yaw_rate")
 class Commands:
     """Draws the commands of ``state`` with the task's generator (fixed shapes, no host sync)."""
 
-    def __init__(self, cfg: CommandConfig, num_envs: int, generator: torch.Generator, device: torch.device):
-        self.cfg, self.num_envs, self.generator, self.device = cfg, num_envs, generator, device
+    def __init__(self, cfg: CommandConfig, generator: torch.Generator, device: torch.device):
+        self.cfg, self.generator, self.device = cfg, generator, device
         self.held: tuple[torch.Tensor, torch.Tensor] | None = None
         """``hold``: (commands [N, 3], heading [N]) every env tracks, or None."""
         self.breakdown_edges = {name: breakdown.edges(*getattr(cfg, name)) for name in COMMANDS}
         """Bin edges of each component, for the evaluator's per-command metrics."""
 
-    def _uniform(self, low: float, high: float) -> torch.Tensor:
-        return torch.rand((self.num_envs,), generator=self.generator, device=self.device) * (high - low) + low
+    def _uniform(self, n: int, low: float, high: float) -> torch.Tensor:
+        return torch.rand((n,), generator=self.generator, device=self.device) * (high - low) + low
 
     def sample(self, state: LocomotionState, mask: torch.Tensor) -> None:
         """New commands (and headings) for the masked envs."""
-        c = self.cfg
-        new = torch.stack([self._uniform(*c.lin_vel_x), self._uniform(*c.lin_vel_y), self._uniform(*c.yaw_rate)],
-                          dim=1)
+        c, n = self.cfg, state.commands.shape[0]
+        new = torch.stack([self._uniform(n, *c.lin_vel_x), self._uniform(n, *c.lin_vel_y),
+                           self._uniform(n, *c.yaw_rate)], dim=1)
         small = torch.norm(new[:, :2], dim=1) < c.min_lin_vel
         new[:, :2] *= (~small).unsqueeze(1)
         if c.standing_share > 0:  # a config value: no random numbers drawn (and none changed) when it is 0
-            new = new * (self._uniform(0.0, 1.0) >= c.standing_share).unsqueeze(1)
+            new = new * (self._uniform(n, 0.0, 1.0) >= c.standing_share).unsqueeze(1)
         if self.held is not None:  # drawn all the same: the random stream does not depend on the hold
             new = self.held[0]
         state.commands = torch.where(mask.unsqueeze(1), new, state.commands)
         if c.heading:
-            heading = self._uniform(-math.pi, math.pi)
+            heading = self._uniform(n, -math.pi, math.pi)
             state.heading = torch.where(mask, heading if self.held is None else self.held[1], state.heading)
 
     def steer(self, state: LocomotionState, quat: torch.Tensor) -> None:

@@ -23,6 +23,7 @@ from dataclasses import fields
 from typing import Any
 
 import mujoco
+import numpy as np
 import torch
 
 from envs.physics.base import PhysicsReadout
@@ -56,6 +57,9 @@ to be filmed: 12 m with 8 m tiles, more than a 12 s evaluation episode walks (9.
 class LocomotionEnv(MujocoTask[LocomotionState]):
     """``cfg.num_envs`` copies of ``robot`` tracking random velocity commands; satisfies ``rl_core.env_api.VecEnv``."""
 
+    cfg: LocomotionEnvConfig
+    """The task's config."""
+
     def __init__(self, cfg: LocomotionEnvConfig, robot: RobotSpec, device: torch.device | str = "cpu"):
         if not isinstance(robot, RobotSpec):  # e.g. the former LocomotionEnv(cfg, device)
             raise TypeError(f"LocomotionEnv(cfg, robot, device): robot must be a RobotSpec, not {type(robot).__name__}")
@@ -77,7 +81,7 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
         self.adr = Addresses.of(rb, self.device)
         """Readout columns by meaning, resolved by name once."""
         self.ground = Ground(cfg.terrain, self.terrain, cfg.height_scan, self.num_envs, self.device, self.generator)
-        self.commands_of = Commands(cfg.commands, self.num_envs, self.generator, self.device)
+        self.commands_of = Commands(cfg.commands, self.generator, self.device)
         self.breakdown_edges = self.commands_of.breakdown_edges
         self._setup_actions()
         self._setup_observation()
@@ -86,8 +90,8 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
             self.model, rb.joint_dof_adr, rb.spec.base_height, math.sqrt(2.0) * cfg.randomization.push_vel_xy,
             cfg.speed_bound_margin)
         """Speeds beyond which a world has diverged (derived from the robot: ``envs/tasks/bounds.py``)."""
-        self.judge = Judge(cfg, self.bounds, torch.tensor(self.bounds.joint_vel, device=self.device))
-        self._obs_bound = observations.bounds(self)
+        self.judge = Judge(cfg, self.bounds, torch.tensor(self.bounds.joint_vel, device=self.device), self.adr)
+        self.obs_bound = observations.bounds(self)
         """Per column of the noise-free observation: the largest magnitude a world within the speed bounds can
         show; a world beyond it (or a non-finite value) has diverged."""
         self.randomizer = Randomizer(cfg.randomization, self.model, self.adr, self.default_joint_pos,
@@ -116,7 +120,7 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
     def _setup_observation(self) -> None:
         cfg = self.cfg
         scan = cfg.height_scan.num_points if cfg.height_scan.enabled else 0
-        self.obs = ObservationLayout(observations.TABLE, {"joints": self.num_joints, "scan": scan},
+        self.obs = ObservationLayout(observations.TABLE, {"joints": self.num_joints, "feet": self.num_feet, "scan": scan},
                                      cfg.policy_exclude, cfg, cfg.noise.scale, self.device)
         self.obs_layout = self.obs.policy
         """The policy's observation terms in order, ``(name, size)`` (exported for deployment)."""
@@ -142,7 +146,8 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
         self._left_feet = torch.tensor(left, dtype=torch.long, device=dev)
         self._right_feet = torch.tensor(right, dtype=torch.long, device=dev)
         sides = side_pairs(rb.foot_names, rb.spec.mirror)
-        self._side_feet = tuple(torch.tensor(c, dtype=torch.long, device=dev) for c in sides) if sides[0] else None
+        self.side_feet = (torch.tensor(sides[0], dtype=torch.long, device=dev),
+                          torch.tensor(sides[1], dtype=torch.long, device=dev)) if sides[0] else None
         """Columns of the left feet and of their right twins (FL/FR, RL/RR; left_/right_), None without sides."""
 
     def _offer_mirror(self) -> None:
@@ -151,14 +156,15 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
         names, declared = self.robot.joint_names, self.robot.spec.mirror
         if declared is not None:
             check_declared(self.robot.spec.name, declared, names)
-        if not has_twins(names, declared) or self.cfg.height_scan.enabled or self.separate_critic:
+        rules = self.obs.mirror_rules()
+        if not has_twins(names, declared) or self.separate_critic or "none" in rules.values():
             return  # rl_core's augmentation mirrors the policy group only (a critic group has no mirror)
         joints = TensorMirror(joint_mirror(names, declared), self.device)
         if not torch.allclose(joints(self.default_joint_pos), self.default_joint_pos, atol=1e-6):
             return
         self.mirror_actions = joints
         """Mirror of actions ``[..., joints]`` (twin joints swapped, roll / yaw / abduction angles negated)."""
-        mirror = observation_mirror(self.obs_layout, self.obs.mirror_rules(), names, declared)
+        mirror = observation_mirror(self.obs_layout, rules, names, declared)
         self.mirror_obs = TensorMirror(mirror, self.device)
         """Mirror of raw policy observations (each term by its rule in ``observations.TABLE``)."""
 
@@ -215,7 +221,7 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
         obs = final_obs
         if self._needed(done):
             self.ground.update_levels(done & valid, s.base_xy, commands, cfg.episode_length_s)  # not by a flight
-            self._reset_envs(done)
+            self.reset_envs(done)
             obs = self._restarted(done, final_obs)
         log = metrics.log(stacked, list(terms), valid, lin_err, yaw_err, terminated, truncated, diverged)
         if self.terrain is not None:
@@ -223,7 +229,7 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
         info: StepInfo = {
             "final_obs": final_obs if self._needed(truncated) else None, "log": log, "invalid": diverged,
             "episode_stats": {"success": ended},
-            "metrics": metrics.per_step(lin_err, yaw_err, x.contact, self.robot.foot_names, self._side_feet),
+            "metrics": metrics.per_step(lin_err, yaw_err, x.contact, self.robot.foot_names, self.side_feet),
             "breakdown": metrics.breakdown(commands)}
         return obs, reward, terminated, truncated, info
 
@@ -261,6 +267,10 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
         return {"lin_vel_b": s.lin_vel_b, "ang_vel_b": s.ang_vel_b, "gravity_b": s.gravity_b,
                 "joint_pos": s.joint_pos, "joint_vel": s.joint_vel, "foot_force": s.foot_force}
 
+    def observe(self, r: PhysicsReadout) -> Obs:
+        """The observation of a readout (noise drawn from the task's generator), as a step would return it."""
+        return self._observed(self.step_of(r))[0]
+
     def _observed(self, s: Step, rows: torch.Tensor | None = None) -> tuple[Obs, torch.Tensor]:
         """The policy observation (noisy; without the ``policy_exclude`` terms) and, with a separate critic, the
         critic's (noise-free); non-finite values replaced by 0. Also ``[N]`` bool: the world's observation was
@@ -268,7 +278,7 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
         envs, so the random stream and every observed value are those of a full observation)."""
         exact = self.obs.exact(observations.values(self, s, rows))
         obs = self.obs.for_policy(self.obs.noisy(exact, self.generator, self.num_envs, rows))
-        bad = ~(exact.abs() <= self._obs_bound).all(dim=1) | ~torch.isfinite(obs).all(dim=1)  # NaN fails the <=
+        bad = ~(exact.abs() <= self.obs_bound).all(dim=1) | ~torch.isfinite(obs).all(dim=1)  # NaN fails the <=
         out = {"policy": torch.nan_to_num(obs, nan=0.0, posinf=0.0, neginf=0.0)}
         if self.separate_critic:
             privileged = self.state.privileged if rows is None else self.state.privileged[rows]
@@ -282,7 +292,7 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
         only those rows are observed (reading the mask costs nothing there; the height scan of every env was
         a third of the task logic's time on quadruped-rough); elsewhere all rows, at fixed shapes."""
         r = self.physics.read()
-        if self._cpu:
+        if not self.fixed_shapes:
             rows = done.nonzero().squeeze(1)
             sub = PhysicsReadout(r.qpos[rows], r.qvel[rows], r.sensordata[rows], r.actuator_force[rows])
             fresh = self._observed(self.step_of(sub), rows)[0]
@@ -291,15 +301,16 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
         return {g: torch.where(done.unsqueeze(1), fresh[g], final_obs[g]) for g in final_obs}
 
     # ------------------------------------------------------------------------------------ resets
-    def _reset_envs(self, mask: torch.Tensor) -> None:
-        """Fresh randomized state, model parameters and commands for the masked envs (fixed shapes, no sync)."""
+    def reset_envs(self, mask: torch.Tensor) -> None:
+        """Fresh randomized state, model parameters and commands for the masked envs (fixed shapes, no sync); their
+        next observation is the first of their new episode."""
         self.randomizer.reset(self.physics, self.ground, self.state, mask)
         self.commands_of.sample(self.state, mask)
         self.state.clear(mask)
 
     def _reset_all(self) -> Obs:
         self.ground.draw_levels()
-        self._reset_envs(self._all)
+        self.reset_envs(self._all)
         if self.cfg.randomize_initial_episode_length:
             self.state.episode_length = torch.randint(0, self.max_episode_length, (self.num_envs,),
                                                       generator=self.generator, device=self.device)
@@ -321,6 +332,17 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
     def last_contacts(self) -> torch.Tensor:
         """Feet on the ground after the last step ``[N, F]``."""
         return self.state.last_contacts
+
+    def measured(self, index: int) -> np.ndarray:
+        """Env ``index``'s base velocity as commanded: (vx, vy, yaw rate) in the base frame."""
+        s = self.step_of(self.physics.read())
+        return np.concatenate([s.lin_vel_b[index, :2].cpu().numpy(), s.ang_vel_b[index, 2:].cpu().numpy()])
+
+    def caption(self, index: int) -> str:
+        """The command of env ``index`` and what its robot does."""
+        cmd, vel = self.state.commands[index].cpu().numpy(), self.measured(index)
+        return (f"command  vx {cmd[0]:+.2f}  vy {cmd[1]:+.2f} m/s  yaw {cmd[2]:+.2f} rad/s\n"
+                f"actual   vx {vel[0]:+.2f}  vy {vel[1]:+.2f} m/s  yaw {vel[2]:+.2f} rad/s")
 
     def render_model(self, index: int) -> mujoco.MjModel:
         """The model to film env ``index`` with from now on: on a generated terrain the same scene with only the

@@ -1,9 +1,9 @@
-"""The velocity-tracking task's observation, as one table (``envs/tasks/observations.py``).
+"""The velocity-tracking task's observation values and bounds, for the terms of its table (``obs_table.py``).
 
-``TABLE`` lists the terms in order; ``values`` gives each term's raw value from a step, ``bounds`` the largest
+``values`` gives each term's raw value from a step, ``bounds`` the largest
 magnitude each column of the noise-free observation may show in a world within the robot's speed bounds. The
 layout, the noise vector, the exported ``obs_layout`` / ``obs_scales``, the mirror and sim2sim's observation all
-derive from ``TABLE``; ``check`` fails at build time if ``values`` or ``bounds`` miss a term.
+derive from ``obs_table.TABLE``; ``check`` fails at build time if ``values`` or ``bounds`` miss a term.
 """
 
 from __future__ import annotations
@@ -15,38 +15,15 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
-from envs.tasks.observations import ObsTerm
+from envs.tasks.locomotion.obs_table import OBS_SCALES, TABLE, TERM_NAMES
 from envs.tasks.rotations import yaw_of
 
 if TYPE_CHECKING:
     from envs.tasks.locomotion.env import LocomotionEnv
     from envs.tasks.locomotion.step import Step
 
-OBS_SCALES = {"lin_vel": 2.0, "ang_vel": 0.25, "joint_pos": 1.0, "joint_vel": 0.05, "height_scan": 5.0}
-"""Observation scales (legged_gym); the commands use the matching lin_vel / ang_vel scales. They keep every term
-near [-1, 1] for policies without an observation normalizer (``policy.normalize_obs=false``, legged_gym's way)."""
-
 _S = OBS_SCALES
-TABLE = (
-    ObsTerm("base_lin_vel", 3, _S["lin_vel"], "noise.lin_vel", mirror="vector",
-            doc="base linear velocity, base frame (m/s)"),
-    ObsTerm("base_ang_vel", 3, _S["ang_vel"], "noise.ang_vel", mirror="axial",
-            doc="base angular velocity, base frame (rad/s)"),
-    ObsTerm("projected_gravity", 3, 1.0, "noise.gravity", mirror="vector",
-            doc="unit gravity direction in the base frame"),
-    ObsTerm("commands", 3, (_S["lin_vel"], _S["lin_vel"], _S["ang_vel"]), mirror="command",
-            doc="velocity command: vx, vy (m/s, base frame), yaw rate (rad/s)"),
-    ObsTerm("joint_pos", "joints", _S["joint_pos"], "noise.joint_pos", mirror="joints",
-            doc="trained joints' angles minus the default pose (rad), policy joint order"),
-    ObsTerm("joint_vel", "joints", _S["joint_vel"], "noise.joint_vel", mirror="joints",
-            doc="trained joints' velocities (rad/s)"),
-    ObsTerm("last_actions", "joints", 1.0, mirror="joints", doc="the previous step's clipped actions"),
-    ObsTerm("height_scan", "scan", _S["height_scan"], "height_scan.noise", clip="height_scan.clip",
-            doc="base height above the ground at each scan point minus the offset (m), clipped"),
-)
-"""The policy's observation terms in order (``height_scan`` only when ``env.height_scan.enabled``)."""
-TERM_NAMES = tuple(t.name for t in TABLE)
-"""The terms' names in order."""
+__all__ = ["OBS_SCALES", "TABLE", "TERM_NAMES", "bounds", "check", "values"]
 
 
 def values(env: LocomotionEnv, s: Step, rows: torch.Tensor | None = None) -> dict[str, torch.Tensor]:

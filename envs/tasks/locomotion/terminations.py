@@ -10,7 +10,7 @@ import torch
 
 from envs.physics.base import PhysicsReadout
 from envs.tasks.bounds import SpeedBounds
-from envs.tasks.locomotion.step import Step
+from envs.tasks.locomotion.step import Addresses, Step
 from envs.tasks.locomotion_config import LocomotionEnvConfig
 
 MAX_SANE_QVEL = 1e3
@@ -26,21 +26,23 @@ class Judge:
     bounds: SpeedBounds
     joint_bound: torch.Tensor
     """Each trained joint's speed bound ``[J]`` (rad/s)."""
+    adr: Addresses
+    """Where the base and joint velocities are in ``qvel``."""
 
     def diverged(self, s: Step, reward: torch.Tensor) -> torch.Tensor:
         """``[N]`` bool: a non-finite state, a speed beyond ``MAX_SANE_QVEL`` or the robot's bounds, a non-finite
         reward or the backend's own alarm (the observation's own check comes later)."""
         r: PhysicsReadout = s.r
         finite = torch.isfinite(r.qpos).all(1) & torch.isfinite(r.qvel).all(1)
-        out = ~finite | (r.qvel.abs() > MAX_SANE_QVEL).any(1) | self._beyond_bounds(s)
+        out = ~finite | (r.qvel.abs() > MAX_SANE_QVEL).any(1) | self.beyond_bounds(r.qvel)
         out |= ~torch.isfinite(reward)
         if r.unstable is not None:
             out |= r.unstable.to(reward.device)
         return out
 
-    def _beyond_bounds(self, s: Step) -> torch.Tensor:
+    def beyond_bounds(self, qvel: torch.Tensor) -> torch.Tensor:
         """``[N]`` bool: the base or a joint moves faster than the robot's speed bounds (NaN: False)."""
-        b, qvel, adr = self.bounds, s.r.qvel, s.adr
+        b, adr = self.bounds, self.adr
         lin = qvel[:, adr.base_linvel].norm(dim=1) > b.base_lin_vel
         ang = qvel[:, adr.base_angvel].norm(dim=1) > b.base_ang_vel
         return lin | ang | (qvel[:, adr.joint_dof].abs() > self.joint_bound).any(dim=1)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import torch
 
-from envs.tasks.observations import ObsTerm
+from envs.tasks.obs_table import ObsTerm
 
 TABLE = (
     ObsTerm("joint_pos", "joints", 1.0, "noise.joint_pos",

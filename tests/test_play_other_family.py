@@ -1,0 +1,43 @@
+"""play.py on a MuJoCo task that is not locomotion (``tests/fixed_base_task.py``: no base, no feet, no commands):
+evaluation and export work; --video and --sim2sim, which know legged robots and Gymnasium only, say so in one
+line instead of a traceback (issue 26's task base will give such tasks their own)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import play
+import train
+
+TASK = str(Path(__file__).with_name("fixed_base_task.py")) + ":reach"
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("reach")
+    assert train.main(["--task", TASK, "--run-dir", str(folder), "--quiet"]) == 0
+    return folder
+
+
+def test_evaluation_and_export_work_and_sim2sim_is_one_line(run, tmp_path, capsys):
+    onnx_file = tmp_path / "p.onnx"
+    code = play.main(["--checkpoint", str(run), "--episodes", "4", "--export-onnx", str(onnx_file),
+                      "--json", str(tmp_path / "m.json"), "--sim2sim", str(onnx_file)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err == (f"error: policy file {onnx_file} has a scene but no base_joint: sim2sim runs legged robots, "
+                   "reaching arms (task_family reach) and Gymnasium policies only\n")
+    m = json.loads((tmp_path / "m.json").read_text())  # written after the evaluation, before sim2sim
+    assert m["task"] == TASK and m["episodes"] == 4 and m["mean_episode_length"] == 10.0
+    assert onnx_file.stat().st_size > 0
+
+
+def test_video_is_one_line(run, tmp_path, capsys):
+    code = play.main(["--checkpoint", str(run), "--episodes", "1", "--video", str(tmp_path / "v.mp4")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err == f"error: --video is not available for task {TASK}: it films locomotion and Gymnasium tasks\n"
+    assert not (tmp_path / "v.mp4").exists()
