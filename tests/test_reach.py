@@ -125,6 +125,17 @@ def test_fingertip_kinematics_match_mujoco():
         assert np.abs(data.site_xpos[env.arm.fingertip_site_id] - tips[i].numpy()).max() < 1e-5
 
 
+def test_the_filmed_target_follows_the_target_and_the_caption_tells_the_distance():
+    env = make(num_envs=2)
+    env.reset(seed=4)
+    model = env.render_model(1)
+    site = env.arm.target_site_id
+    assert model is not env.model and np.allclose(model.site_pos[site], env.state.target[1].numpy())
+    env.state.target = env.state.target + 0.01
+    assert "distance" in env.caption(1) and np.allclose(model.site_pos[site], env.state.target[1].numpy())
+    assert not np.allclose(env.model.site_pos[site], model.site_pos[site])
+
+
 def _rollout(env: ReachEnv, actions: list[torch.Tensor]) -> list[torch.Tensor]:
     out = []
     for a in actions:

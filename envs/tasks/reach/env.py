@@ -58,6 +58,8 @@ class ReachEnv(MujocoTask[ReachState]):
         self.reward_terms = {name: w * self.dt for name, w in weights.items() if w != 0.0}
         """Each switched-on reward term's weight times the control period."""
         self.targets = Targets(cfg.targets, self.arm.shoulder, self._uniform, self.device)
+        self._filmed: mujoco.MjModel | None = None
+        """The model copy ``render_model`` last gave out (its target site follows the filmed env's target)."""
 
     def _setup_arm(self) -> None:
         arm, dev, cfg = self.arm, self.device, self.cfg
@@ -166,10 +168,19 @@ class ReachEnv(MujocoTask[ReachState]):
         return self.tip(self.physics.read().qpos)
 
     def render_model(self, index: int) -> mujoco.MjModel:
-        """The model with the target site at env ``index``'s current target."""
-        model = copy.copy(self.model)
-        model.site_pos[self.arm.target_site_id] = self.state.target[index].cpu().numpy().astype(np.float64)
-        return model
+        """A copy of the model with the target site at env ``index``'s current target; ``caption`` moves it to
+        each new target (the copy is only rendered)."""
+        self._filmed = copy.copy(self.model)
+        self._filmed.site_pos[self.arm.target_site_id] = self.state.target[index].cpu().numpy().astype(np.float64)
+        return self._filmed
+
+    def caption(self, index: int) -> str:
+        """Env ``index``'s target and the fingertip's distance from it (a video's caption)."""
+        target = self.state.target[index].cpu().numpy().astype(np.float64)
+        if self._filmed is not None:
+            self._filmed.site_pos[self.arm.target_site_id] = target
+        distance = float(np.linalg.norm(target - self.fingertip()[index].cpu().numpy()))
+        return f"target {target[0]:+.2f} {target[1]:+.2f} {target[2]:+.2f} m  distance {100 * distance:.1f} cm"
 
     def export_metadata(self) -> dict[str, Any]:
         """What a deployment needs (``export.py``; the schema: ``deploy/schema.py``)."""
