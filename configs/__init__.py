@@ -1,3 +1,3 @@
 """Per-task configs. Importing this package registers the built-in tasks."""
 
-from configs import atari_tasks, distillation, gym_tasks, humanoid, quadruped  # noqa: F401
+from configs import atari_tasks, distillation, gym_tasks, humanoid, quadruped, reach  # noqa: F401

@@ -5,20 +5,29 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from deploy import schema
 from deploy.onnx_policy import OnnxPolicy
 from deploy.terrain import TerrainEval
 from rl_core.errors import UserError
 
 
 def run(path: str | Path, episodes: int, seed: int, terrain_eval: TerrainEval | None = None) -> dict[str, Any]:
-    """Locomotion policies (metadata ``scene_mjb``) run in plain MuJoCo, Gymnasium ones (``env_id``) in Gymnasium;
-    ``terrain_eval``: a locomotion policy on one tile type at one level (``deploy/sim2sim.py``)."""
+    """Reaching policies (metadata ``task_family: reach``) and locomotion policies (``scene_mjb``) run in plain
+    MuJoCo, Gymnasium ones (``env_id``) in Gymnasium; ``terrain_eval``: a locomotion policy on one tile type at one
+    level (``deploy/sim2sim.py``)."""
     policy = OnnxPolicy(path)
     meta = policy.metadata
-    if "scene_mjb" in meta and "base_joint" not in meta:  # a MuJoCo task without a floating base (an arm)
-        raise UserError(f"policy file {path} has a scene but no base_joint: sim2sim runs legged robots and "
-                        "Gymnasium policies only")
-    if "scene_mjb" in meta or "robot_xml" in meta:  # robot_xml: an older export (sim2sim says how to renew it)
+    if schema.family(meta) == "reach":
+        if terrain_eval is not None:
+            raise UserError(f"--terrain applies to locomotion policies; policy file {path} is a reaching policy")
+        from deploy import sim2sim_reach
+
+        metrics = sim2sim_reach.run(policy, episodes, seed)
+        where = "plain MuJoCo"
+    elif "scene_mjb" in meta and "base_joint" not in meta:  # another task without a floating base
+        raise UserError(f"policy file {path} has a scene but no base_joint: sim2sim runs legged robots, reaching "
+                        "arms (task_family reach) and Gymnasium policies only")
+    elif "scene_mjb" in meta or "robot_xml" in meta:  # robot_xml: an older export (sim2sim says how to renew it)
         from deploy import sim2sim
 
         metrics = sim2sim.run(policy, episodes, seed, terrain_eval)

@@ -47,7 +47,7 @@ class Key:
     meaning: str
     """What it is, its frame and the order of its entries."""
     family: str = "all"
-    """Which exports carry it: all, locomotion or gym."""
+    """Which exports carry it: all, or a comma-separated list of locomotion, reach, gym."""
     optional: str = ""
     """Empty: always present; otherwise when it is present."""
 
@@ -67,38 +67,41 @@ KEYS: tuple[Key, ...] = (
         "`reset` (zeros at every episode start; feed each `*_out` back as the next `*_in`)",
         optional="recurrent policies"),
     # locomotion
-    Key("robot", "str", "", "robot name", "locomotion"),
+    Key("robot", "str", "", "robot name", "locomotion, reach"),
     Key("scene_mjb", "str", "", "the trained scene, compiled: base64 of zlib-compressed MJB (robot, floor or "
-        "heightfield, sensors; every collision on)", "locomotion"),
+        "heightfield, sensors; every collision on)", "locomotion, reach"),
     Key("base_joint", "str", "", "name of the free joint of the base in the scene", "locomotion"),
     Key("foot_names", "list[str]", "", "feet, in the order of the training env's foot terms", "locomotion"),
     Key("obs_layout", "list[[str, int]]", "", "observation terms in order, `[name, size]`; names and frames in "
-        "the table of terms below", "locomotion"),
+        "the table of terms below", "locomotion, reach"),
     Key("obs_layout ", "list[[str, int]]", "", "one term `[name, obs_dim]` (`observation` or `frames`)", "gym"),
     Key("obs_scales", "object", "", "term name -> factor (number, or per component for `commands`); "
-        "the observed value is `(value - offset) * scale`", "locomotion"),
+        "the observed value is `(value - offset) * scale`", "locomotion, reach"),
     Key("joint_names", "list[str]", "", "actuated joints in the policy's order: the order of `joint_pos`, "
-        "`joint_vel`, `last_actions`, the actions and every per-joint list below; match them by name", "locomotion"),
+        "`joint_vel`, `last_actions`, the actions and every per-joint list below; match them by name",
+        "locomotion, reach"),
     Key("default_joint_pos", "list[number]", "rad", "default pose, per joint; the offset of `joint_pos`",
-        "locomotion"),
+        "locomotion, reach"),
     Key("joint_pos_limits", "list[[number|null, number|null]]", "rad", "joint range `[low, high]` per joint "
-        "(null: unlimited)", "locomotion"),
+        "(null: unlimited)", "locomotion, reach"),
     Key("action_scale", "list[number]", "rad", "per joint: joint target = `default_joint_pos + action_scale * "
-        "clip(action)`", "locomotion"),
+        "clip(action)`", "locomotion, reach"),
     Key("held_joint_names", "list[str]", "", "joints held at a pose by their own servos, outside the action space "
         "(empty for most robots)", "locomotion"),
     Key("held_joint_pos", "list[number]", "rad", "the pose of each held joint (its servo's target)", "locomotion"),
     Key("velocity_limits", "list[number|null]", "rad/s", "motor speed limit per joint (null: none)",
         "locomotion"),
-    Key("action_clip", "number", "", "actions are clipped to `[-action_clip, action_clip]` first", "locomotion"),
-    Key("kp", "list[number]", "N m/rad", "PD stiffness per joint (position servo)", "locomotion"),
-    Key("kd", "list[number]", "N m s/rad", "PD damping per joint", "locomotion"),
-    Key("torque_limits", "list[number|null]", "N m", "servo torque limit per joint (null: none)", "locomotion"),
-    Key("control_dt", "number", "s", "policy period (targets held between calls)", "locomotion"),
-    Key("sim_dt", "number", "s", "physics timestep of training", "locomotion"),
-    Key("decimation", "int", "", "physics steps per policy step", "locomotion"),
+    Key("action_clip", "number", "", "actions are clipped to `[-action_clip, action_clip]` first",
+        "locomotion, reach"),
+    Key("kp", "list[number]", "N m/rad", "PD stiffness per joint (position servo)", "locomotion, reach"),
+    Key("kd", "list[number]", "N m s/rad", "PD damping per joint", "locomotion, reach"),
+    Key("torque_limits", "list[number|null]", "N m", "servo torque limit per joint (null: none)",
+        "locomotion, reach"),
+    Key("control_dt", "number", "s", "policy period (targets held between calls)", "locomotion, reach"),
+    Key("sim_dt", "number", "s", "physics timestep of training", "locomotion, reach"),
+    Key("decimation", "int", "", "physics steps per policy step", "locomotion, reach"),
     Key("base_height", "number", "m", "start height of the base above the ground", "locomotion"),
-    Key("episode_length_s", "number", "s", "training episode length", "locomotion"),
+    Key("episode_length_s", "number", "s", "training episode length", "locomotion, reach"),
     Key("command_ranges", "object", "m/s, rad/s", "`lin_vel_x`, `lin_vel_y` (base frame, m/s), `yaw_rate` "
         "(rad/s): `[low, high]` of training", "locomotion"),
     Key("command_resample_s", "number", "s", "commands were redrawn this often", "locomotion"),
@@ -113,6 +116,23 @@ KEYS: tuple[Key, ...] = (
         "`clip` (m); points x-major in the base's yaw frame", "locomotion", optional="policies with a height scan"),
     Key("terrain", "object", "m", "generated terrain: `config`, `tile_size`, `levels`, `columns`, "
         "`column_types`, `origins [levels][columns][x, y, z]`", "locomotion", optional="generated terrain"),
+    # reach
+    Key("task_family", "str", "", "`reach`: a fixed-base arm reaching targets (`deploy/sim2sim_reach.py`); "
+        "locomotion files do not carry it", "reach"),
+    Key("fingertip_site", "str", "", "the scene's site that reaches the target", "reach"),
+    Key("target_site", "str", "", "the scene's visual-only site that shows the target", "reach"),
+    Key("base_pos", "list[number]", "m", "origin of the base frame (world): `target_pos` is "
+        "`base_rot^T (target - base_pos)`", "reach"),
+    Key("base_rot", "list[number]", "", "base-to-world rotation, 9 numbers row-major; `to_target` is "
+        "`base_rot^T (target - fingertip)`", "reach"),
+    Key("shoulder_pos", "list[number]", "m", "centre the targets are drawn around (world)", "reach"),
+    Key("target_ranges", "object", "m, rad, s", "`radius` (m), `azimuth`, `elevation` (rad) `[low, high]` around "
+        "`shoulder_pos`, `min_height` (m, targets lower are lifted), `resample_s` (a new target this often)",
+        "reach"),
+    Key("success_radius", "number", "m", "an episode ending with the fingertip this close to its target is a "
+        "success", "reach"),
+    Key("init_joint_noise", "number", "rad", "episodes start at `default_joint_pos` plus a uniform offset of "
+        "this half-width", "reach"),
     # gym
     Key("env_id", "str", "", "Gymnasium id", "gym"),
     Key("action_offset", "int", "", "added to a discrete action index", "gym"),
@@ -135,18 +155,23 @@ TERMS: dict[str, tuple[str, str]] = {
     "joint_vel": ("rad/s", "joint velocities, `joint_names` order"),
     "last_actions": ("1", "the previous step's clipped action, `joint_names` order"),
     "height_scan": ("m", "`clip(base z - ground z - offset, -clip, clip)` at each scan point, x-major grid"),
+    "target_pos": ("m", "reach: target position relative to `base_pos`, base frame"),
+    "to_target": ("m", "reach: target minus fingertip position, base frame"),
 }
-"""Observation terms of locomotion policies: unit and meaning (each is then multiplied by its ``obs_scales``)."""
+"""Observation terms of locomotion and reach policies: unit and meaning (each is then multiplied by its
+``obs_scales``)."""
 
 
 def family(meta: dict[str, Any]) -> str:
-    """``locomotion`` (a robot scene) or ``gym``."""
+    """``reach`` (``task_family``), ``locomotion`` (another robot scene) or ``gym``."""
+    if meta.get("task_family") == "reach":
+        return "reach"
     return "locomotion" if ("scene_mjb" in meta or "robot_xml" in meta) else "gym"
 
 
 def keys_of(fam: str) -> dict[str, Key]:
     """The keys a ``fam`` export may carry, by name."""
-    return {k.name.strip(): k for k in KEYS if k.family in ("all", fam)}
+    return {k.name.strip(): k for k in KEYS if k.family == "all" or fam in k.family.split(", ")}
 
 
 def version(value: Any) -> tuple[int, int]:

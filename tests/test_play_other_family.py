@@ -28,8 +28,8 @@ def test_evaluation_and_export_work_and_sim2sim_is_one_line(run, tmp_path, capsy
                       "--json", str(tmp_path / "m.json"), "--sim2sim", str(onnx_file)])
     err = capsys.readouterr().err
     assert code == 2
-    assert err == (f"error: policy file {onnx_file} has a scene but no base_joint: sim2sim runs legged robots and "
-                   "Gymnasium policies only\n")
+    assert err == (f"error: policy file {onnx_file} has a scene but no base_joint: sim2sim runs legged robots, "
+                   "reaching arms (task_family reach) and Gymnasium policies only\n")
     m = json.loads((tmp_path / "m.json").read_text())  # written after the evaluation, before sim2sim
     assert m["task"] == TASK and m["episodes"] == 4 and m["mean_episode_length"] == 10.0
     assert onnx_file.stat().st_size > 0
