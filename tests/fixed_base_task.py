@@ -1,6 +1,6 @@
 """A MuJoCo task that is not locomotion, for play.py's tests: a one-joint arm holding its angle at zero, with its own
 config class (no floating base, no feet, no commands), exportable with its compiled scene like the locomotion tasks.
-A stand-in for issue 26's fixed-base arm until the MuJoCo task base exists; registered from this file
+A task written without the MuJoCo task base (``envs/tasks/base.py``), as a user might; registered from this file
 (``--task tests/fixed_base_task.py:reach``)."""
 
 from __future__ import annotations

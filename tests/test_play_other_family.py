@@ -1,6 +1,7 @@
-"""play.py on a MuJoCo task that is not locomotion (``tests/fixed_base_task.py``: no base, no feet, no commands):
-evaluation and export work; --video and --sim2sim, which know legged robots and Gymnasium only, say so in one
-line instead of a traceback (issue 26's task base will give such tasks their own)."""
+"""play.py on a user's own task that is neither a ``MujocoTask`` nor Gymnasium (``tests/fixed_base_task.py``: its
+own physics, no base, no feet, no commands): evaluation and export work; --video and --sim2sim, which know the
+MuJoCo task families and Gymnasium only, say so in one line instead of a traceback. (The fixed-base arm on the task
+base, ``arm-reach``, films and runs sim2sim: tests/test_reach.py.)"""
 
 from __future__ import annotations
 
@@ -39,5 +40,5 @@ def test_video_is_one_line(run, tmp_path, capsys):
     code = play.main(["--checkpoint", str(run), "--episodes", "1", "--video", str(tmp_path / "v.mp4")])
     err = capsys.readouterr().err
     assert code == 2
-    assert err == f"error: --video is not available for task {TASK}: it films locomotion and Gymnasium tasks\n"
+    assert err == f"error: --video is not available for task {TASK}: it films MuJoCo tasks (envs/tasks/base.py) and Gymnasium tasks\n"
     assert not (tmp_path / "v.mp4").exists()

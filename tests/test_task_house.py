@@ -119,3 +119,15 @@ def test_every_reward_weight_has_a_term_and_every_term_a_weight():
     with pytest.raises(UserError, match="reward term 'alive' has no weight"):
         rewards.check_weights({k: v for k, v in weights.items() if k != "alive"})
     assert dataclasses.is_dataclass(RewardScales)
+
+
+def test_a_saved_state_shares_no_tensor_with_the_live_one():
+    """state_dict then load_state_dict in memory (no file between): the two states step independently."""
+    s = Toy.allocate(2, {"joints": 1}, CPU)
+    saved = s.state_dict()
+    s.clock += 1  # in place, as a step does
+    assert saved["clock"].tolist() == [0, 0]
+    t = Toy.allocate(2, {"joints": 1}, CPU)
+    t.load_state_dict(saved)
+    t.clock += 1
+    assert saved["clock"].tolist() == [0, 0] and s.clock.tolist() == [1, 1]

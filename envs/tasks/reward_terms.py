@@ -1,24 +1,26 @@
-"""A table of named reward terms for any task family: ``@terms.add`` registers a function under its own name.
+"""A table of named reward terms for any task family: ``@TERMS.add`` registers a function under its own name.
 
-    terms = RewardTerms[Context]()
+    TERMS = RewardTerms[Context]()
 
-    @terms.add
+    @TERMS.add
     def reach(x: Context) -> torch.Tensor:
         return torch.exp(-torch.square(x.distance) / x.params.reach_sigma)
 
-A term's weight is the config field of the same name; ``check`` makes sure weights and terms name the same set
-(one line naming the odd one out), ``weighted`` evaluates the switched-on terms. The reaching task uses it
-(``envs/tasks/reach/rewards.py``); the locomotion family keeps its own module-level table (same rules).
+A term's weight is the config field of the same name (``weights_of`` reads them from a weights dataclass);
+``check`` makes sure the weights and the terms name the same set (one line naming the odd one out),
+``weighted`` evaluates the switched-on terms. Both families use it (``envs/tasks/locomotion/rewards.py``,
+``envs/tasks/reach/rewards.py``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any, Generic, TypeVar, cast
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import fields
+from typing import Any, Generic, TypeVar
 
 import torch
 
-from envs.tasks.locomotion.rewards import check_weights
+from rl_core.errors import UserError
 
 C = TypeVar("C")
 
@@ -26,7 +28,9 @@ C = TypeVar("C")
 class RewardTerms(Generic[C]):
     """Reward term name -> its function of the step's context ``C`` (in registration order)."""
 
-    def __init__(self) -> None:
+    def __init__(self, section: str = "env.rewards") -> None:
+        self.section = section
+        """Where the weights live in the config (for the error lines)."""
         self.table: dict[str, Callable[[C], torch.Tensor]] = {}
 
     def add(self, fn: Callable[[C], torch.Tensor]) -> Callable[[C], torch.Tensor]:
@@ -34,10 +38,30 @@ class RewardTerms(Generic[C]):
         self.table[fn.__name__] = fn
         return fn
 
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.table)
+
+    def __getitem__(self, name: str) -> Callable[[C], torch.Tensor]:
+        return self.table[name]
+
     def check(self, weights: Mapping[str, float]) -> None:
-        """The weights and the table name the same terms; otherwise a one-line UserError."""
-        check_weights(weights, cast(Any, self.table))  # only the names are compared
+        """The weights and the table name the same terms; otherwise a one-line UserError naming the odd one."""
+        for name in weights:
+            if name not in self.table:
+                raise UserError(f"config error: {self.section}.{name} has no reward term in the table; terms: "
+                                f"{', '.join(self.table)}")
+        for name in self.table:
+            if name not in weights:
+                raise UserError(f"reward term '{name}' has no weight in {self.section}; weights: "
+                                f"{', '.join(weights)}")
 
     def weighted(self, weights: Mapping[str, float], x: C) -> dict[str, torch.Tensor]:
         """Each switched-on term times its weight (``weights``: already times the control period)."""
         return {name: w * self.table[name](x) for name, w in weights.items()}
+
+
+def weights_of(scales: Any, skip: tuple[str, ...] = ()) -> dict[str, float]:
+    """The weight of every reward term: the float fields of a weights dataclass, but ``skip`` (e.g. a kernel
+    width)."""
+    return {f.name: getattr(scales, f.name) for f in fields(scales)
+            if f.type in (float, "float") and f.name not in skip}

@@ -85,11 +85,11 @@ class TaskState:
             setattr(self, name, value & keep if value.dtype == torch.bool else value * keep)
 
     def state_dict(self) -> dict[str, torch.Tensor]:
-        """Every field, on the CPU."""
-        return {name: getattr(self, name).cpu() for name in self.names()}
+        """A copy of every field, on the CPU (never the live tensor: a CPU env steps its fields in place)."""
+        return {name: getattr(self, name).detach().cpu().clone() for name in self.names()}
 
     def load_state_dict(self, state: dict[str, torch.Tensor]) -> None:
-        """Restore the saved fields; a field newer than the checkpoint keeps its current (reset) value."""
+        """Restore the saved fields (copies); a field newer than the checkpoint keeps its current (reset) value."""
         for name in self.names():
             if name in state:
-                setattr(self, name, state[name].to(getattr(self, name).device))
+                setattr(self, name, state[name].to(getattr(self, name).device, copy=True))

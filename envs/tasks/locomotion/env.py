@@ -19,7 +19,6 @@ this class wires the jobs, each in its own module of this package:
 from __future__ import annotations
 
 import math
-from dataclasses import fields
 from typing import Any
 
 import mujoco
@@ -43,6 +42,7 @@ from envs.tasks.locomotion.step import Addresses, Step
 from envs.tasks.locomotion.terminations import Judge
 from envs.tasks.locomotion_config import LocomotionEnvConfig
 from envs.tasks.observations import ObservationLayout
+from envs.tasks.reward_terms import weights_of
 from envs.terrain.generator import generate
 from envs.terrain.ground import Ground
 from envs.terrain.spawn import spawn_lift
@@ -371,5 +371,4 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
 
 def reward_weights(cfg: LocomotionEnvConfig) -> dict[str, float]:
     """The weight of every reward term: the float fields of RewardScales but the kernel width."""
-    r = cfg.rewards
-    return {f.name: getattr(r, f.name) for f in fields(r) if f.type in (float, "float") and f.name != "tracking_sigma"}
+    return weights_of(cfg.rewards, skip=("tracking_sigma",))

@@ -1,7 +1,7 @@
 """Reward terms of velocity tracking (legged_gym's set plus foot slip, and biped terms), each a small function.
 
 A term is a function of the step's ``Context`` returning ``[N]`` values before weighting, registered under its
-own name with ``@term``; its weight is the field of that name in ``RewardScales`` (``locomotion_config.py``;
+own name with ``@term`` (``envs/tasks/reward_terms.py``); its weight is the field of that name in ``RewardScales`` (``locomotion_config.py``;
 a zero weight switches it off). A new reward is one function here and one weight there; a quantity no term had
 yet is one property of ``Step`` (``step.py``). At start-up ``check_weights`` makes sure the weights and the
 table name the same terms. Terms are pure: tests check each on hand-built contexts.
@@ -9,7 +9,6 @@ table name the same terms. Terms are pure: tests check each on hand-built contex
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import torch
@@ -17,8 +16,8 @@ import torch
 from envs.tasks.locomotion.state import LocomotionState
 from envs.tasks.locomotion.step import Step
 from envs.tasks.locomotion_config import RewardParams
+from envs.tasks.reward_terms import RewardTerms
 from envs.tasks.rotations import yaw_of
-from rl_core.errors import UserError
 
 
 @dataclass(frozen=True)
@@ -54,15 +53,10 @@ class Context:
     """Targets and thresholds of the terms."""
 
 
-Term = Callable[[Context], torch.Tensor]
-TERMS: dict[str, Term] = {}
+TERMS = RewardTerms[Context]()
 """Reward term name -> its function (filled by ``@term``, in definition order)."""
-
-
-def term(fn: Term) -> Term:
-    """Register ``fn`` as the reward term of its own name."""
-    TERMS[fn.__name__] = fn
-    return fn
+term = TERMS.add
+"""Register a function as the reward term of its own name."""
 
 
 @term
@@ -177,17 +171,7 @@ def alive(x: Context) -> torch.Tensor:
     return torch.ones_like(x.state.commands[:, 0])
 
 
-def check_weights(weights: Mapping[str, float], terms: Mapping[str, Term] = TERMS) -> None:
-    """The weights and the table must name the same terms; otherwise one line names the odd one out."""
-    for name in weights:
-        if name not in terms:
-            raise UserError(f"config error: env.rewards.{name} has no reward term in the table; terms: "
-                            f"{', '.join(terms)}")
-    for name in terms:
-        if name not in weights:
-            raise UserError(f"reward term '{name}' has no weight in env.rewards; weights: {', '.join(weights)}")
-
-
-def weighted(weights: Mapping[str, float], x: Context) -> dict[str, torch.Tensor]:
-    """Each switched-on term times its weight (``weights``: already times the control period)."""
-    return {name: w * TERMS[name](x) for name, w in weights.items()}
+check_weights = TERMS.check
+"""The weights and the table must name the same terms; otherwise one line names the odd one out."""
+weighted = TERMS.weighted
+"""Each switched-on term times its weight (the weights already times the control period)."""

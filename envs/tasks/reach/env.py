@@ -18,7 +18,6 @@ a joint faster than ``max_joint_vel``: terminated, ``invalid``, reward zeroed, n
 from __future__ import annotations
 
 import copy
-from dataclasses import fields
 from typing import Any
 
 import mujoco
@@ -34,6 +33,7 @@ from envs.tasks.reach.config import ReachEnvConfig
 from envs.tasks.reach.kinematics import SiteKinematics
 from envs.tasks.reach.state import ReachState
 from envs.tasks.reach.targets import Targets
+from envs.tasks.reward_terms import weights_of
 from rl_core.env_api import ActionSpec, Obs, StepInfo
 
 
@@ -189,4 +189,4 @@ class ReachEnv(MujocoTask[ReachState]):
 
 def reward_weights(cfg: ReachEnvConfig) -> dict[str, float]:
     """The weight of every reward term: the fields of ``ReachRewardScales``."""
-    return {f.name: float(getattr(cfg.rewards, f.name)) for f in fields(cfg.rewards)}
+    return weights_of(cfg.rewards)
