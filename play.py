@@ -194,7 +194,8 @@ def play(args: argparse.Namespace) -> dict[str, Any]:
         raise UserError(f"--viewer is for the MuJoCo tasks; use --video for the Gymnasium task {task}")
     if args.video and not is_mujoco_task:
         if not hasattr(env_cfg, "render_mode"):  # neither locomotion nor Gymnasium: no recorder knows it yet
-            raise UserError(f"--video is not available for task {task}: it films MuJoCo tasks (envs/tasks/base.py) and Gymnasium tasks")
+            raise UserError(f"--video is not available for task {task}: it films MuJoCo tasks (envs/tasks/base.py) "
+                            "and Gymnasium tasks")
         env_cfg = dataclasses.replace(env_cfg, render_mode="rgb_array")
     if (args.video or args.viewer) and not 0 <= args.video_env < env_cfg.num_envs:
         raise UserError(f"--video-env={args.video_env} is not allowed; expected 0..{env_cfg.num_envs - 1}")

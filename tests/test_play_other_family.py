@@ -40,5 +40,6 @@ def test_video_is_one_line(run, tmp_path, capsys):
     code = play.main(["--checkpoint", str(run), "--episodes", "1", "--video", str(tmp_path / "v.mp4")])
     err = capsys.readouterr().err
     assert code == 2
-    assert err == f"error: --video is not available for task {TASK}: it films MuJoCo tasks (envs/tasks/base.py) and Gymnasium tasks\n"
+    assert err == (f"error: --video is not available for task {TASK}: it films MuJoCo tasks (envs/tasks/base.py) "
+                   "and Gymnasium tasks\n")
     assert not (tmp_path / "v.mp4").exists()

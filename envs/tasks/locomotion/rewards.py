@@ -1,10 +1,10 @@
 """Reward terms of velocity tracking (legged_gym's set plus foot slip, and biped terms), each a small function.
 
 A term is a function of the step's ``Context`` returning ``[N]`` values before weighting, registered under its
-own name with ``@term`` (``envs/tasks/reward_terms.py``); its weight is the field of that name in ``RewardScales`` (``locomotion_config.py``;
-a zero weight switches it off). A new reward is one function here and one weight there; a quantity no term had
-yet is one property of ``Step`` (``step.py``). At start-up ``check_weights`` makes sure the weights and the
-table name the same terms. Terms are pure: tests check each on hand-built contexts.
+own name with ``@term`` (``envs/tasks/reward_terms.py``); its weight is the field of that name in ``RewardScales``
+(``locomotion_config.py``; a zero weight switches it off). A new reward is one function here and one weight
+there; a quantity no term had yet is one property of ``Step`` (``step.py``). At start-up ``check_weights`` makes
+sure the weights and the table name the same terms. Terms are pure: tests check each on hand-built contexts.
 """
 
 from __future__ import annotations
