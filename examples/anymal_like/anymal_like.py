@@ -1,7 +1,7 @@
 """anymal_like on flat ground, from this file alone:
 ``python train.py --task examples/anymal_like/anymal_like.py:flat``.
 
-A quadruped of the ANYbotics kind (about 51 kg) whose MJCF file (anymal_like.xml) follows MuJoCo Menagerie's
+A quadruped of the ANYbotics kind (about 52 kg) whose MJCF file (anymal_like.xml) follows MuJoCo Menagerie's
 conventions and is used as it is: LF/RF/LH/RH_HAA/HFE/KFE joints (the mirror is found from these names), feet
 that are unnamed collision geoms, four on each shank body (``foot_bodies``), the file's own position actuators
 (``actuators="file"``: its kp, kv, force range, armature and damping are kept) and a keyframe (dropped by the
