@@ -44,9 +44,11 @@ class Sim:
         self.qadr = np.array(robot.joint_qpos_adr)
         self.dadr = np.array(robot.joint_dof_adr)
         self.default = np.array(robot.default_joint_pos)
-        n = len(robot.ctrl_from_policy)
-        self.policy_ctrl = np.array([a for a in range(n)], dtype=int)
-        self.policy_index = np.array(robot.ctrl_from_policy, dtype=int)
+        source = np.array(robot.ctrl_from_policy, dtype=int)  # per actuator: policy index, or n + held index
+        self.policy_ctrl = np.flatnonzero(source < robot.num_joints)
+        self.policy_index = source[self.policy_ctrl]
+        self.held_ctrl = np.flatnonzero(source >= robot.num_joints)
+        self.held_target = np.array(robot.held_joint_pos, dtype=float)[source[self.held_ctrl] - robot.num_joints]
         self.reset()
 
     def reset(self, height: float | None = None) -> None:
@@ -56,12 +58,10 @@ class Sim:
         d.qpos[b:b + 3] = (0.0, 0.0, r.spec.base_height if height is None else height)
         d.qpos[b + 3:b + 7] = (1.0, 0.0, 0.0, 0.0)
         d.qpos[self.qadr] = self.default
+        d.qpos[list(r.held_qpos_adr)] = r.held_joint_pos
         self.held_base = d.qpos[b:b + 7].copy()
         mujoco.mj_forward(m, d)
-        held = np.setdiff1d(np.arange(m.nu), self.policy_ctrl)  # servos the policy does not drive hold the pose
-        for a in held:
-            if m.actuator_trntype[a] == mujoco.mjtTrn.mjTRN_JOINT:
-                d.ctrl[a] = d.qpos[m.jnt_qposadr[m.actuator_trnid[a, 0]]]
+        d.ctrl[self.held_ctrl] = self.held_target  # held joints' servos hold their declared pose
         self.set_targets(self.default)
 
     def step_held(self) -> None:
