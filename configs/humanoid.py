@@ -50,6 +50,7 @@ def humanoid_flat(gpu: Optional[bool] = None) -> TrainConfig:
 
 
 TASK = register(flat_task("humanoid-flat", HUMANOID, HUMANOID_ENV,
-                          description="12-DoF humanoid (arms fixed) tracking velocity commands on flat ground",
+                          description="humanoid (12 trained leg joints, arms held) tracking velocity commands on "
+                                      "flat ground",
                           defaults=HUMANOID_DEFAULTS))
 """The built-in humanoid's task: its robot file's defaults through ``flat_task(..., defaults=...)``."""

@@ -1,7 +1,8 @@
-"""The two Menagerie-style example robots of issue 25 (``examples/anymal_like``, ``examples/go_like``): each robot
-file loads and resolves against its own MJCF (feet on unnamed geoms, mirror from the LF/RF/LH/RH or FL/FR/RL/RR
-names), the robot check calls it OK or WARN (its JSON too), and the env steps without divergence; a slow test per
-example trains briefly with a fixed seed, exports the policy and runs sim2sim from the ONNX file alone."""
+"""The three Menagerie-style example robots of issue 25 (``examples/anymal_like``, ``examples/go_like``,
+``examples/h1_like``): each robot file loads and resolves against its own MJCF (feet on unnamed geoms, mirror from
+the LF/RF/LH/RH, FL/FR/RL/RR or left_/right_ names, held and welded joints, armature from the spec), the robot
+check calls it OK or WARN (its JSON too), and the env steps without divergence; a slow test per example trains
+briefly with a fixed seed, exports the policy and runs sim2sim from the ONNX file alone."""
 
 from __future__ import annotations
 
@@ -22,9 +23,11 @@ from rl_core.env_api import Symmetric
 ROOT = Path(__file__).resolve().parents[1]
 ANYMAL_LIKE = f"{ROOT / 'examples' / 'anymal_like' / 'anymal_like.py'}:flat"
 GO_LIKE = f"{ROOT / 'examples' / 'go_like' / 'go_like.py'}:flat"
-EXAMPLES = (ANYMAL_LIKE, GO_LIKE)
+H1_LIKE = f"{ROOT / 'examples' / 'h1_like' / 'h1_like.py'}:flat"
+EXAMPLES = (ANYMAL_LIKE, GO_LIKE, H1_LIKE)
+IDS = ("anymal_like", "go_like", "h1_like")
 LEGS = {ANYMAL_LIKE: ("LF", "RF", "LH", "RH"), GO_LIKE: ("FR", "FL", "RR", "RL")}
-"""Leg prefixes in each example's policy order."""
+"""Leg prefixes in each quadruped example's policy order."""
 
 
 def _env(task: str, num_envs: int = 4) -> LocomotionEnv:
@@ -78,13 +81,58 @@ def test_go_like_keeps_its_files_joint_damping_and_soft_feet_under_the_task_serv
     assert 13.0 < mass < 17.0, mass
 
 
-@pytest.mark.parametrize("task", EXAMPLES, ids=("anymal_like", "go_like"))
-def test_the_mirror_comes_from_the_leg_names(task):
+def test_h1_like_trains_its_legs_holds_its_torso_and_arms_welds_its_wrists_with_the_specs_armature():
+    env = _env(H1_LIKE)
+    rb = env.robot
+    m = rb.model
+    own = mujoco.MjModel.from_xml_path(str(ROOT / "examples" / "h1_like" / "h1_like.xml"))
+    assert own.njnt - 1 == 23 and not own.dof_armature.any()  # 23 joints besides the free one, no armature
+    legs = ("hip_yaw", "hip_roll", "hip_pitch", "knee", "ankle_pitch", "ankle_roll")
+    assert rb.joint_names == tuple(f"{s}_{j}_joint" for s in ("left", "right") for j in legs)
+    arms = ("shoulder_pitch", "shoulder_roll", "shoulder_yaw", "elbow")
+    assert set(rb.held_joint_names) == {"torso_joint"} | {f"{s}_{j}_joint" for s in ("left", "right") for j in arms}
+    assert rb.welded_joint_names == ("left_wrist_roll_joint", "right_wrist_roll_joint")
+    assert m.njnt - 1 == 21 and m.nu == 21  # the wrists are gone; a servo on every trained and held joint
+    held = dict(zip(rb.held_joint_names, rb.held_joint_pos, strict=True))
+    assert held["left_elbow_joint"] == held["right_elbow_joint"] == 0.8 and held["torso_joint"] == 0.0
+    assert env.action_spec.n == 12
+    for j in rb.joint_names + rb.held_joint_names:  # armature and damping from the spec's actuator groups
+        dof = m.joint(j).dofadr[0]
+        assert m.dof_armature[dof] == pytest.approx(0.01 if ("ankle" in j or "shoulder" in j or "elbow" in j)
+                                                    else 0.02), j
+        assert m.dof_damping[dof] == pytest.approx(0.3), j
+    assert rb.foot_names == ("left_ankle_roll_link", "right_ankle_roll_link")
+    for foot in rb.foot_names:  # three unnamed capsules per foot in the file
+        geoms = _collision_geoms(own, foot)
+        assert len(geoms) == 3 and all(own.geom(g).name == "" and own.geom_type[g] == mujoco.mjtGeom.mjGEOM_CAPSULE
+                                       for g in geoms), foot
+
+
+def test_the_checks_solver_trials_start_from_the_tasks_resets():
+    """go_like at 4 / 6 iterations is stable standing still but diverges from the task's reset spread (joints at
+    0.5-1.5 x the default pose): the check's solver trials now start there, so they no longer call 4 / 6 stable."""
+    from envs.robot_check.trials import ResetSpread, solver_trial
+
+    task = get_task(GO_LIKE)
+    robot = verdict.robot_of(task)
+    rnd = verdict.env_config(task).randomization
+    spread = ResetSpread(rnd.init_joint_scale, rnd.init_base_vel)
+    assert solver_trial(robot, 4, 6, "pyramidal", repeats=1).diverged == 0.0
+    assert solver_trial(robot, 4, 6, "pyramidal", repeats=1, spread=spread).diverged > 0.0
+    assert solver_trial(robot, 20, 20, "pyramidal", repeats=1, spread=spread).diverged == 0.0
+
+
+@pytest.mark.parametrize("task", EXAMPLES, ids=IDS)
+def test_the_mirror_comes_from_the_joint_names(task):
     env = _env(task)
     assert isinstance(env, Symmetric)
     names = env.robot.joint_names
     swap = {"L": "R", "R": "L"}
     for name, twin in zip(names, twins(names), strict=True):
+        if task == H1_LIKE:
+            side, other = ("left", "right") if name.startswith("left") else ("right", "left")
+            assert twin == other + name[len(side):], (name, twin)
+            continue
         leg = name[:2]
         twin_leg = swap[leg[0]] + leg[1] if task == ANYMAL_LIKE else leg[0] + swap[leg[1]]
         assert twin == twin_leg + name[2:], (name, twin)
@@ -94,7 +142,7 @@ def test_the_mirror_comes_from_the_leg_names(task):
     assert torch.equal(env.mirror_actions(env.mirror_actions(actions)), actions)
 
 
-@pytest.mark.parametrize("task", EXAMPLES, ids=("anymal_like", "go_like"))
+@pytest.mark.parametrize("task", EXAMPLES, ids=IDS)
 def test_the_robot_check_calls_it_ok_and_the_env_steps_without_divergence(task, tmp_path):
     report = verdict.check(get_task(task))
     assert report["verdict"] in ("OK", "WARN"), verdict.render(report)
@@ -112,7 +160,7 @@ def test_the_robot_check_calls_it_ok_and_the_env_steps_without_divergence(task, 
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("task", EXAMPLES, ids=("anymal_like", "go_like"))
+@pytest.mark.parametrize("task", EXAMPLES, ids=IDS)
 def test_the_example_trains_briefly_exports_and_runs_sim2sim_from_the_onnx_file(task, tmp_path):
     """Three iterations with seed 1 on 128 envs: finite losses, no divergence, a checkpoint; play.py evaluates it,
     exports the ONNX file, and sim2sim runs from that file alone."""

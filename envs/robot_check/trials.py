@@ -290,13 +290,43 @@ class SolverTrial:
     """Physics steps per second of CPU time (one thread, this machine)."""
 
 
+@dataclass(frozen=True)
+class ResetSpread:
+    """How the task's resets spread the start state (``RandomizationConfig``): the solver trials start there,
+    since a reset's pose (feet pressed into the floor, joints far from the default pose) is where a cheap solver
+    setting diverges first."""
+
+    joint_scale: tuple[float, float] = (1.0, 1.0)
+    """Joint positions are the default pose times a uniform factor in this range."""
+    base_vel: float = 0.0
+    """Each base velocity component is uniform in [-base_vel, base_vel] (m/s, rad/s)."""
+
+
+def _start_states(robot: ResolvedRobot, m: mujoco.MjModel, rollouts: int, spread: ResetSpread,
+                  rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """(one start state per rollout, the servo controls at reset) after the task's reset spread."""
+    sim = Sim(robot, m)
+    d, what = sim.data, mujoco.mjtState.mjSTATE_FULLPHYSICS
+    ctrl = d.ctrl.copy()
+    states = np.zeros((rollouts, mujoco.mj_stateSize(m, what)))
+    v = robot.base_dof_adr
+    for r in range(rollouts):
+        sim.reset()
+        d.qpos[sim.qadr] = sim.default * rng.uniform(*spread.joint_scale, robot.num_joints)
+        d.qvel[v:v + 6] = rng.uniform(-spread.base_vel, spread.base_vel, 6)
+        mujoco.mj_forward(m, d)
+        mujoco.mj_getState(m, d, states[r], what)
+    return states, ctrl
+
+
 def solver_trial(robot: ResolvedRobot, iterations: int, ls_iterations: int, cone: str, rollouts: int = 16,
                  seconds: float = 2.0, decimation: int = 4, push: float = 1.0, seed: int = 0,
-                 repeats: int = 3) -> SolverTrial:
-    """``rollouts`` episodes of uniform random actions in [-1, 1] (targets = default + action_scale x action,
-    changed every ``decimation`` steps) with a base push of up to ``push`` m/s every second, run by
-    ``mujoco.rollout`` on one thread (so the steps/s are the physics' alone). A rollout diverged when its state
-    turns non-finite or huge, or MuJoCo resets it after a bad acceleration (its time jumps back)."""
+                 repeats: int = 3, spread: ResetSpread = ResetSpread()) -> SolverTrial:
+    """``rollouts`` episodes from the task's reset spread (``spread``) of uniform random actions in [-1, 1]
+    (targets = default + action_scale x action, changed every ``decimation`` steps) with a base push of up to
+    ``push`` m/s every second, run by ``mujoco.rollout`` on one thread (so the steps/s are the physics' alone). A
+    rollout diverged when its state turns non-finite or huge, or MuJoCo resets it after a bad acceleration (its
+    time jumps back)."""
     from mujoco import rollout
 
     m = copy.deepcopy(robot.model)
@@ -304,14 +334,12 @@ def solver_trial(robot: ResolvedRobot, iterations: int, ls_iterations: int, cone
     m.opt.cone = mujoco.mjtCone.mjCONE_ELLIPTIC if cone == "elliptic" else mujoco.mjtCone.mjCONE_PYRAMIDAL
     rng = np.random.default_rng(seed)
     sim = Sim(robot, m)
-    what = mujoco.mjtState.mjSTATE_FULLPHYSICS
-    state0 = np.zeros(mujoco.mj_stateSize(m, what))
-    mujoco.mj_getState(m, sim.data, state0, what)
+    states0, ctrl0 = _start_states(robot, m, rollouts, spread, rng)
     steps = int(round(seconds / m.opt.timestep))
     scale = action_scale(robot)
     mass = float(sum(m.body_mass[b] for b in robot_bodies(robot)))
     control = np.zeros((rollouts, steps, m.nu + m.nv))
-    control[:, :, :m.nu] = sim.data.ctrl
+    control[:, :, :m.nu] = ctrl0
     for r in range(rollouts):
         for k in range(0, steps, decimation):
             targets = sim.default + scale * rng.uniform(-1.0, 1.0, robot.num_joints)
@@ -324,10 +352,10 @@ def solver_trial(robot: ResolvedRobot, iterations: int, ls_iterations: int, cone
     elapsed = math.inf
     for _ in range(repeats):  # CPU time (other processes' load does not count), the fastest of a few runs
         t0 = time.process_time()
-        states, _ = rollout.rollout(m, data, np.tile(state0, (rollouts, 1)), control, control_spec=spec)
+        states, _ = rollout.rollout(m, data, states0, control, control_spec=spec)
         elapsed = min(elapsed, time.process_time() - t0)
     t = states[:, :, 0]
-    expected = state0[0] + m.opt.timestep * np.arange(1, steps + 1)
+    expected = states0[:, :1] + m.opt.timestep * np.arange(1, steps + 1)
     qvel = states[:, :, 1 + m.nq:1 + m.nq + m.nv]
     bad = (~np.isfinite(states).all(axis=2) | (np.abs(qvel).max(axis=2) > HUGE_VEL)
            | (np.abs(t - expected) > 0.5 * m.opt.timestep)).any(axis=1)

@@ -14,7 +14,8 @@ import mujoco
 import torch
 
 from envs.registry import TaskSpec
-from envs.robot_check.trials import SolverTrial, Standing, StepResponse, solver_trial, standing, step_response
+from envs.robot_check.trials import (ResetSpread, SolverTrial, Standing, StepResponse, solver_trial, standing,
+                                     step_response)
 from envs.robots.resolved import ResolvedRobot
 from envs.tasks.locomotion import LocomotionEnv
 from envs.tasks.locomotion_config import LocomotionEnvConfig
@@ -49,11 +50,17 @@ SOLVER_GRID = ((2, 4, "pyramidal"), (4, 6, "pyramidal"), (8, 10, "pyramidal"),
 solver stops early once converged, so the cap matters on hard contacts: the steps/s tell."""
 
 
-def robot_of(task: TaskSpec) -> ResolvedRobot:
-    """The task's resolved robot, built as training builds it (its env config, checks first; native, one env)."""
+def env_config(task: TaskSpec) -> LocomotionEnvConfig:
+    """The task's default env config (a locomotion task's, else one line)."""
     cfg = task.default_config().env
     if not isinstance(cfg, LocomotionEnvConfig):
         raise UserError(f"--task {task.name}: not a locomotion task (the robot check needs a RobotSpec)")
+    return cfg
+
+
+def robot_of(task: TaskSpec) -> ResolvedRobot:
+    """The task's resolved robot, built as training builds it (its env config, checks first; native, one env)."""
+    cfg = env_config(task)
     if task.validate is not None:
         task.validate(cfg)
     env = task.make_env(dataclasses.replace(cfg, num_envs=1, backend="native", physics_threads=1), torch.device("cpu"))
@@ -66,11 +73,14 @@ def check(task: TaskSpec, solver: bool = False, seconds: float = 4.0) -> dict[st
     ``solver_advice`` and the numbers)."""
     t0 = time.perf_counter()
     robot = robot_of(task)
+    rnd = env_config(task).randomization
+    spread = ResetSpread(rnd.init_joint_scale, rnd.init_base_vel)
     opt = robot.model.opt
     cone = "elliptic" if opt.cone == mujoco.mjtCone.mjCONE_ELLIPTIC else "pyramidal"
     stand = standing(robot, seconds)
     steps = step_response(robot)
-    own = solver_trial(robot, opt.iterations, opt.ls_iterations, cone, RANDOM_ROLLOUTS, repeats=1)
+    own = solver_trial(robot, opt.iterations, opt.ls_iterations, cone, RANDOM_ROLLOUTS, repeats=1,
+                       spread=spread)
     problems: list[str] = []
     advice: list[str] = []
     unstable = _servo_findings(steps, opt.timestep, problems, advice)
@@ -80,13 +90,14 @@ def check(task: TaskSpec, solver: bool = False, seconds: float = 4.0) -> dict[st
                         f"task's solver settings ({opt.iterations} / {opt.ls_iterations} iterations, {cone}): raise "
                         f"the iterations (SimOverrides or env.solver_iterations / env.ls_iterations), lower the "
                         f"timestep ({opt.timestep:g} s), add armature, lower kp / kd")
-    trials = [solver_trial(robot, it, ls, c, RANDOM_ROLLOUTS) for it, ls, c in SOLVER_GRID] if solver else []
+    trials = [solver_trial(robot, it, ls, c, RANDOM_ROLLOUTS, spread=spread) for it, ls, c in SOLVER_GRID
+              ] if solver else []
     solver_advice = _cheapest(trials, problems) if solver else ""
     return {
         "task": task.name, "robot": robot.spec.name, "verdict": "FAIL" if problems else "WARN" if advice else "OK",
         "problems": problems, "advice": advice, "solver_advice": solver_advice,
         "solver": {"timestep": opt.timestep, "iterations": opt.iterations, "ls_iterations": opt.ls_iterations,
-                   "cone": cone, "random_actions": dataclasses.asdict(own)},
+                   "cone": cone, "random_actions": dataclasses.asdict(own), "reset_spread": dataclasses.asdict(spread)},
         "standing": dataclasses.asdict(stand), "step_response": [dataclasses.asdict(s) for s in steps],
         "solver_trials": [dataclasses.asdict(t) for t in trials], "seconds": round(time.perf_counter() - t0, 1),
     }
@@ -173,7 +184,8 @@ def render(report: dict[str, Any]) -> str:
                  f"{math.degrees(s['tilt']) if s['tilt'] == s['tilt'] else float('nan'):.1f} deg, non-foot contacts "
                  f"{', '.join(f'{b} {100 * v:.0f}%' for b, v in s['contacts'].items()) or 'none'}{div}")
     sv = report["solver"]
-    lines.append(f"  random actions with pushes, the task's solver ({sv['iterations']} / {sv['ls_iterations']} "
+    lines.append(f"  random actions with pushes from the task's resets, the task's solver ({sv['iterations']} / "
+                 f"{sv['ls_iterations']} "
                  f"iterations, {sv['cone']}, timestep {sv['timestep']:g} s): diverged "
                  f"{100 * sv['random_actions']['diverged']:.0f}% of {RANDOM_ROLLOUTS} rollouts")
     for r in report["step_response"]:

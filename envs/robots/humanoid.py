@@ -1,16 +1,17 @@
 """The H1/G1-sized humanoid of ``humanoid.xml`` as a RobotSpec: data only, resolved by name at build time.
 
 Joint order (policy, actions, observations): left leg hip yaw, hip roll, hip pitch, knee, ankle pitch, ankle roll,
-then the right leg in the same order; feet: left, right. Arms are fixed (see the MJCF's header). Gains and torque
-limits are of the order of Unitree H1 / G1 leg motors (hips and knees 120-200 N m, ankles 45 N m); kp and kd were
-chosen so that the robot stands under zero actions (tests/test_humanoid.py).
+then the right leg in the same order; feet: left, right. The arms' shoulder pitch, roll, yaw and elbow joints are
+held at their pose by servos outside the action space (``held``). Gains and torque limits are of the order of
+Unitree H1 / G1 leg motors (hips and knees 120-200 N m, ankles 45 N m); kp and kd were chosen so that the robot
+stands under zero actions (tests/test_humanoid.py).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from envs.robots.spec import ActuatorGroup, RobotSpec
+from envs.robots.spec import ActuatorGroup, HeldJoints, RobotSpec
 
 SIDES = ("left", "right")
 """Leg prefixes, in the order of the joints and the feet."""
@@ -32,11 +33,13 @@ HUMANOID = RobotSpec(
         ActuatorGroup(joints=".*_hip_(roll|pitch)_joint", kp=200.0, kd=5.0, effort_limit=150.0),
         ActuatorGroup(joints=".*_knee_joint", kp=300.0, kd=6.0, effort_limit=200.0),
         ActuatorGroup(joints=".*_ankle_(pitch|roll)_joint", kp=300.0, kd=6.0, effort_limit=45.0),
+        ActuatorGroup(joints=".*_(shoulder_(pitch|roll|yaw)|elbow)_joint", kp=100.0, kd=2.0, effort_limit=40.0),
     ),
+    held=HeldJoints(".*_(shoulder_(pitch|roll|yaw)|elbow)_joint", 0.0),  # arms at the sides, forearms forward
     action_scale=0.25,
     base_height=0.97,  # a short drop onto the feet (the pelvis stands at about 0.967 m)
     foot_geoms=tuple(f"{side}_foot" for side in SIDES),
-    termination_contacts=("pelvis", "torso"),
+    termination_contacts=("pelvis", "torso", ".*_upper_arm", ".*_forearm"),
     penalized_contacts=(".*_thigh", ".*_shin"),
     mass_body="torso",
 )
