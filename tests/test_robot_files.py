@@ -15,7 +15,7 @@ import torch
 
 import train
 from deploy.sim2sim import PlainMujocoRobot
-from envs.robots.spec import (FILE_ACTUATORS, ActuatorGroup, HeldJoints, RobotSpec, SimOverrides,
+from envs.robots.spec import (FILE_ACTUATORS, ActuatorGroup, HeldJoints, JointProperties, RobotSpec, SimOverrides,
                               WeldedJoints)
 from envs.scenes.assemble import build
 from envs.tasks.locomotion import LocomotionEnv
@@ -266,6 +266,34 @@ def test_file_actuators_on_held_joints_and_welded_ones_removed(tmp_path):
     assert sorted(rb.ctrl_from_policy) == list(range(13))
     d = _stand(rb, 0.3)
     assert np.all(np.isfinite(d.qpos))
+
+
+def test_joint_properties_give_the_files_own_actuators_armature_and_damping(tmp_path):
+    """A file with its own position actuators and no armature: ``joint_properties`` writes armature, damping and
+    friction loss onto the joints it matches (the others keep the file's), without touching the servos."""
+    spec = _humanoid(tmp_path, xml=humanoid_xml(file_actuators=True), actuators=FILE_ACTUATORS,
+                     held=(HeldJoints(ARMS, pose=0.1),), welded=(WeldedJoints(".*_wrist_joint"),),
+                     joint_properties=(JointProperties(".*_(hip_.*|knee|ankle_pitch)_joint", armature=0.03,
+                                                       damping=0.5, frictionloss=0.1),
+                                       JointProperties(ARMS, armature=0.01)))
+    m = build(spec).model
+    for j in LEG_JOINTS:
+        dof = m.joint(j).dofadr[0]
+        assert (m.dof_armature[dof], m.dof_damping[dof], m.dof_frictionloss[dof]) == pytest.approx((0.03, 0.5, 0.1))
+    for j in ("waist_yaw_joint", "left_elbow_joint"):
+        dof = m.joint(j).dofadr[0]
+        assert (m.dof_armature[dof], m.dof_damping[dof]) == pytest.approx((0.01, 0.0))
+    assert m.actuator_gainprm[m.actuator("left_knee_joint").id, 0] == 150.0  # the file's servo, as it is
+
+
+def test_a_joint_property_set_twice_or_matching_nothing_is_one_line(tmp_path):
+    spec = _humanoid(tmp_path, joint_properties=(JointProperties(".*_knee_joint", armature=0.05),))
+    _one_line_error(spec, "field joint_properties[0]: armature of joint 'left_knee_joint' is set twice (also by "
+                          "actuators[0]): set it in one place")
+    _one_line_error(_humanoid(tmp_path, joint_properties=(JointProperties("neck_joint", damping=1.0),)),
+                    "field joint_properties[0]: 'neck_joint' matches no joint")
+    _one_line_error(_humanoid(tmp_path, joint_properties=(JointProperties(".*_knee_joint", damping=-1.0),)),
+                    "field joint_properties[0] ('.*_knee_joint').damping: -1.0 is negative")
 
 
 # ---------------------------------------------------------------------------------- checks before any work

@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from envs.robots.spec import EFFORT_SCALE, FILE_ACTUATORS, ActuatorGroup, HeldJoints, RobotSpec, WeldedJoints
+from envs.robots.spec import (EFFORT_SCALE, FILE_ACTUATORS, ActuatorGroup, HeldJoints, JointProperties, RobotSpec,
+                              WeldedJoints)
 from rl_core.errors import UserError
 
 CONES = ("pyramidal", "elliptic")
@@ -44,10 +45,15 @@ def check_spec(robot: RobotSpec) -> None:
     _check_actuators(robot)
     _number(robot, "action_scale", robot.action_scale, positive=True)
     _number(robot, "base_height", robot.base_height, positive=True)
-    for field, kind in (("held", HeldJoints), ("welded", WeldedJoints)):
+    kinds: tuple[tuple[str, type], ...] = (("held", HeldJoints), ("welded", WeldedJoints),
+                                           ("joint_properties", JointProperties))
+    for field, kind in kinds:
         for k, h in enumerate(getattr(robot, field)):
             if not isinstance(h, kind):
                 raise _fail(robot, f"{field}[{k}]", f"{h!r} is not a {kind.__name__}")
+    for k, jp in enumerate(robot.joint_properties):
+        for name in ("armature", "damping", "frictionloss"):
+            _number(robot, f"joint_properties[{k}] ({jp.joints!r}).{name}", getattr(jp, name), optional=True)
     _check_sim(robot)
 
 

@@ -35,7 +35,7 @@ HUMANOID = RobotSpec(
         ActuatorGroup(joints=".*_ankle_(pitch|roll)_joint", kp=300.0, kd=6.0, effort_limit=45.0),
         ActuatorGroup(joints=".*_(shoulder_(pitch|roll|yaw)|elbow)_joint", kp=100.0, kd=2.0, effort_limit=40.0),
     ),
-    held=HeldJoints(".*_(shoulder_(pitch|roll|yaw)|elbow)_joint", 0.0),  # arms at the sides, forearms forward
+    held=(HeldJoints(".*_(shoulder_(pitch|roll|yaw)|elbow)_joint", 0.0),),  # arms at the sides, forearms forward
     action_scale=0.25,
     base_height=0.97,  # a short drop onto the feet (the pelvis stands at about 0.967 m)
     foot_geoms=tuple(f"{side}_foot" for side in SIDES),

@@ -58,6 +58,21 @@ class ActuatorGroup:
 
 
 @dataclass(frozen=True)
+class JointProperties:
+    """Armature, damping and friction loss written onto the joints one regex matches, whatever drives them (the
+    way to set them with ``actuators="file"``; with actuator groups, their own fields do the same)."""
+
+    joints: str
+    """Regex over the trained and held joints' names (each joint matched by at most one entry)."""
+    armature: Optional[float] = None
+    """Rotor inertia reflected through the gearbox (kg m^2; None: keep the file's)."""
+    damping: Optional[float] = None
+    """Joint damping (N m s / rad; None: keep the file's)."""
+    frictionloss: Optional[float] = None
+    """Joint dry friction (N m; None: keep the file's)."""
+
+
+@dataclass(frozen=True)
 class HeldJoints:
     """Joints kept out of the action space and held at a pose by position servos (their actuator group's gains,
     or the file's own position actuators with ``actuators="file"``): a waist or arms while the legs learn."""
@@ -160,6 +175,10 @@ class RobotSpec:
     welded: tuple[WeldedJoints, ...] = ()
     """Joints removed at assembly, their bodies fixed at a pose (see WeldedJoints). Every non-free joint of the
     file is trained (``joints``), held or welded: any other is an error."""
+    joint_properties: tuple[JointProperties, ...] = ()
+    """Armature, damping and friction loss per joint regex, written at assembly over the file's (see
+    JointProperties): for the file's own actuators; a property an actuator group also sets for a joint is an
+    error."""
     mirror: Optional[MirrorMap] = None
     """Left-right twins for names no common convention covers (None: found from the names, ``envs/robots/sides.py``:
     left/right, l/r, L_/R_, FL/FR/RL/RR, LF/RF/LH/RH)."""
@@ -173,9 +192,10 @@ class RobotSpec:
         pose = self.default_pose
         items = pose.items() if isinstance(pose, Mapping) else pose
         object.__setattr__(self, "default_pose", tuple((str(k), float(v)) for k, v in items))
-        for name in ("held", "welded"):
+        for name in ("held", "welded", "joint_properties"):
             value = getattr(self, name)
-            object.__setattr__(self, name, (value,) if isinstance(value, (HeldJoints, WeldedJoints)) else tuple(value))
+            single = isinstance(value, (HeldJoints, WeldedJoints, JointProperties))
+            object.__setattr__(self, name, (value,) if single else tuple(value))
         if isinstance(self.actuators, ActuatorGroup):
             object.__setattr__(self, "actuators", (self.actuators,))
         elif not isinstance(self.actuators, str):  # a typo'd string is reported by envs/robots/checks.py

@@ -6,12 +6,14 @@ properties (armature, damping, friction loss) written onto the joints, and per-j
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 import mujoco
 
 from envs.robots.names import assign, spec_error
-from envs.robots.spec import EFFORT_SCALE, EFFORT_SCALE_FACTOR, FILE_ACTUATORS, ActuatorGroup, RobotSpec
+from envs.robots.spec import (EFFORT_SCALE, EFFORT_SCALE_FACTOR, FILE_ACTUATORS, ActuatorGroup, JointProperties,
+                              RobotSpec)
 from envs.scenes.joints import JointPlan
 
 
@@ -45,9 +47,52 @@ def _set_first(values: object, value: float) -> list[float]:
 
 def actuate(robot: RobotSpec, rspec: mujoco.MjSpec, m0: mujoco.MjModel, plan: JointPlan,
             joints: list[str]) -> Actuation:
-    """Create (or check) the position actuators of the trained and held joints; one-line errors."""
+    """Create (or check) the position actuators of the trained and held joints, then write the joint properties
+    (the groups' and ``joint_properties``); one-line errors."""
     if robot.actuators == FILE_ACTUATORS:
-        return _file_actuators(robot, rspec, m0, plan, joints)
+        out = _file_actuators(robot, rspec, m0, plan, joints)
+    else:
+        out = _servos(robot, rspec, plan)
+    _joint_properties(robot, rspec, plan)
+    return out
+
+
+def _joint_properties(robot: RobotSpec, rspec: mujoco.MjSpec, plan: JointPlan) -> None:
+    """Armature, damping and friction loss of the actuator groups and of ``joint_properties`` onto the joints; a
+    property set twice for one joint (two entries, or an entry and a group) is a one-line error."""
+    driven = list(plan.trained) + list(plan.held)
+    setters: list[tuple[str, str, JointProperties | ActuatorGroup]] = []
+    if robot.actuators != FILE_ACTUATORS:
+        assert not isinstance(robot.actuators, str)
+        setters += [(f"actuators[{k}]", g.joints, g) for k, g in enumerate(robot.actuators)]
+    props = robot.joint_properties
+    setters += [(f"joint_properties[{k}]", jp.joints, jp) for k, jp in enumerate(props)]
+    for k, jp in enumerate(props):
+        if not any(re.fullmatch(jp.joints, j) for j in driven):
+            raise spec_error(robot.name, f"joint_properties[{k}]", f"{jp.joints!r} matches no joint", driven,
+                             "trained and held joints")
+    done: dict[tuple[str, str], str] = {}
+    for where, pattern, s in setters:
+        for j in driven:
+            if not re.fullmatch(pattern, j):
+                continue
+            joint = rspec.joint(j)
+            for prop in ("armature", "damping", "frictionloss"):
+                value = getattr(s, prop)
+                if value is None:
+                    continue
+                if (j, prop) in done:
+                    raise spec_error(robot.name, where, f"{prop} of joint {j!r} is set twice (also by "
+                                     f"{done[(j, prop)]}): set it in one place", driven, "trained and held joints")
+                done[(j, prop)] = where
+                if prop == "damping":
+                    joint.damping = _set_first(joint.damping, value)
+                else:
+                    setattr(joint, prop, value)
+
+
+def _servos(robot: RobotSpec, rspec: mujoco.MjSpec, plan: JointPlan) -> Actuation:
+    """Position servos of the actuator groups on the trained and held joints (the file's actuators removed)."""
     name = robot.name
     groups = robot.actuators
     assert not isinstance(groups, str)  # FILE_ACTUATORS returned above
@@ -65,13 +110,6 @@ def actuate(robot: RobotSpec, rspec: mujoco.MjSpec, m0: mujoco.MjModel, plan: Jo
         act.forcelimited = mujoco.mjtLimited.mjLIMITED_TRUE
         act.forcerange = [-g.effort_limit, g.effort_limit]
         act.ctrllimited = mujoco.mjtLimited.mjLIMITED_FALSE
-        joint = rspec.joint(j)
-        if g.armature is not None:
-            joint.armature = g.armature
-        if g.damping is not None:
-            joint.damping = _set_first(joint.damping, g.damping)
-        if g.frictionloss is not None:
-            joint.frictionloss = g.frictionloss
     trained = [groups[k] for k in group_of[:len(plan.trained)]]
     return Actuation(tuple(g.kp for g in trained), tuple(g.kd for g in trained),
                      tuple(g.effort_limit for g in trained), tuple(_scale(robot, g) for g in trained),
