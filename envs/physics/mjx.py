@@ -24,6 +24,7 @@ import torch
 
 from envs.bridge import to_jax, to_torch
 from envs.physics.base import STATE_FIELDS, PhysicsReadout, PhysicsRequest
+from rl_core.errors import UserError
 
 CACHE_DIR = Path(os.environ.get("LEGGED_MJX_JAX_CACHE", Path.home() / ".cache" / "legged-mjx" / "jax"))
 """JAX persistent compilation cache (override with the LEGGED_MJX_JAX_CACHE environment variable)."""
@@ -95,7 +96,11 @@ class MjxPhysics:
         data_kwargs: dict[str, Any] = {}
         if impl == "warp":  # MJX-Warp needs its contact and constraint buffers sized, else contacts are dropped
             data_kwargs = {"naconmax": 16 * num_envs, "njmax": 64}
-        mx = mjx.put_model(model, device=jdev, impl=impl)
+        try:
+            mx = mjx.put_model(model, device=jdev, impl=impl)
+        except NotImplementedError as e:  # a geom pair or feature MJX lacks: one line, before any compile
+            raise UserError(f"env.backend 'mjx': MJX ({impl}) cannot simulate this model ({e}); use env.backend "
+                            "native or warp") from None
         d0 = mjx.make_data(mx, device=jdev, **data_kwargs)
         batched = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (num_envs,) + x.shape).copy(), d0)
         # The simulation state is kept as the flat list of the Data pytree's arrays, and the model is a constant
