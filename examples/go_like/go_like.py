@@ -4,7 +4,7 @@ A quadruped of the Unitree kind (about 15 kg) whose MJCF file (go_like.xml) foll
 conventions and is used as it is: joint damping 2 and friction loss 0.2 in the file (kept: the actuator groups
 set none), soft foot contacts (solref / solimp on the foot spheres), elliptic cones with impratio 100, motor
 actuators (replaced by position servos on the named joints). Only this file was written: its gains are the ones
-the robot check asked for, its solver settings the cheapest the check's solver search found stable (also at the
+the robot check asked for, its solver settings the cheapest the check's solver search found stable (from the
 task's resets), and everything else is the flat task's defaults. See docs/robots.md, "Example: go_like".
 """
 
@@ -30,10 +30,9 @@ GO_LIKE = RobotSpec(
     foot_geoms=("FR", "FL", "RR", "RL"),
     termination_contacts=("base", ".*_thigh"),
     penalized_contacts=(".*_calf",),
-    # The robot check's solver search: pyramidal cones step twice as fast as the file's elliptic ones, 2 / 4
-    # iterations diverge, 4 / 6 and up do not and cost the same (40k steps/s). Its rollouts start standing; the
-    # task's resets (joints at 0.5-1.5 x the default pose, feet deep in the soft floor) still diverged in 0.9% of
-    # the steps at 4 / 6 and 0.2% at 8 / 10, none at 20 / 20 (same speed in the check). impratio: the file's.
+    # The robot check's solver search (its rollouts start from the task's resets: joints at 0.5-1.5 x the default
+    # pose, feet deep in the soft floor): pyramidal cones step twice as fast as the file's elliptic ones; 2 / 4,
+    # 4 / 6 and 8 / 10 iterations diverge, 20 / 20 does not and costs the same (42k steps/s). impratio: the file's.
     sim=SimOverrides(iterations=20, ls_iterations=20, cone="pyramidal"),
 )
 
