@@ -8,10 +8,12 @@ verdict.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import math
 import re
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import mujoco
@@ -27,6 +29,18 @@ CAP = 99.0
 """Overshoot and error shares are capped here (a blown-up servo gives any number)."""
 SATURATED = 0.98
 """A servo above this share of its effort limit is saturated."""
+
+
+@contextlib.contextmanager
+def quiet_mujoco_warnings() -> Iterator[None]:
+    """MuJoCo's own warnings ("Nan, Inf or huge value in QACC ...") unprinted: the check provokes divergence on
+    purpose and counts it itself."""
+    old = mujoco.get_mju_user_warning()
+    mujoco.set_mju_user_warning(lambda _message: None)
+    try:
+        yield
+    finally:
+        mujoco.set_mju_user_warning(old)
 
 
 def _diverged(model: mujoco.MjModel, data: mujoco.MjData) -> bool:

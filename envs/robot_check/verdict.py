@@ -14,8 +14,8 @@ import mujoco
 import torch
 
 from envs.registry import TaskSpec
-from envs.robot_check.trials import (ResetSpread, SolverTrial, Standing, StepResponse, solver_trial, standing,
-                                     step_response)
+from envs.robot_check.trials import (ResetSpread, SolverTrial, Standing, StepResponse, quiet_mujoco_warnings,
+                                     solver_trial, standing, step_response)
 from envs.robots.resolved import ResolvedRobot
 from envs.tasks.locomotion import LocomotionEnv
 from envs.tasks.locomotion_config import LocomotionEnvConfig
@@ -71,6 +71,11 @@ def robot_of(task: TaskSpec) -> ResolvedRobot:
 def check(task: TaskSpec, solver: bool = False, seconds: float = 4.0) -> dict[str, Any]:
     """Run the check on the task's robot; the report as a JSON-ready dict (``verdict``, ``problems``, ``advice``,
     ``solver_advice`` and the numbers)."""
+    with quiet_mujoco_warnings():
+        return _check(task, solver, seconds)
+
+
+def _check(task: TaskSpec, solver: bool, seconds: float) -> dict[str, Any]:
     t0 = time.perf_counter()
     robot = robot_of(task)
     rnd = env_config(task).randomization
