@@ -225,6 +225,8 @@ class StepResponse:
     """Largest excursion past the target, as a share of the step."""
     steady_state_error: float
     """|target - angle| after ``hold`` seconds, as a share of the step."""
+    final_speed: float = 0.0
+    """Largest joint speed (rad/s) over the last 0.1 s of the hold: a servo that still moves there oscillates."""
 
 
 def groups(robot: ResolvedRobot) -> list[tuple[str, list[int]]]:
@@ -268,10 +270,11 @@ def step_response(robot: ResolvedRobot, settle: float = 0.3, hold: float = 0.5) 
         targets = default.copy()
         targets[members] = default[members] + size[members]
         sim.set_targets(targets)
-        trace = []
+        trace, speeds = [], []
         for _ in range(int(round(hold / dt))):
             sim.step_held()
             trace.append(d.qpos[sim.qadr][members].copy())
+            speeds.append(float(np.abs(d.qvel[sim.dadr][members]).max()))
         y = np.array(trace)  # [T, group]
         s = size[members]
         progress = (y - start[members]) / (targets[members] - start[members])
@@ -287,7 +290,9 @@ def step_response(robot: ResolvedRobot, settle: float = 0.3, hold: float = 0.5) 
         out.append(StepResponse(group=label, joints=tuple(names[i] for i in members), kp=robot.kp[i0],
                                 kd=robot.kd[i0], step=float(abs(s[0])), rise_time=float(max(rises)),
                                 overshoot=round(min(float(np.nan_to_num(max(overs), nan=CAP)), CAP), 3),
-                                steady_state_error=round(min(float(np.nan_to_num(max(errors), nan=CAP)), CAP), 3)))
+                                steady_state_error=round(min(float(np.nan_to_num(max(errors), nan=CAP)), CAP), 3),
+                                final_speed=round(min(float(np.nan_to_num(max(speeds[-int(round(0.1 / dt)):]),
+                                                                          nan=CAP)), CAP), 3)))
     return out
 
 

@@ -38,6 +38,9 @@ STEADY_STATE = 0.5
 UNSTABLE = 1.0
 """Step-response overshoot or error above this share of the step: the servo itself is unstable (explicit
 damping too strong for the joint's inertia at this timestep)."""
+STILL_MOVING = 1.0
+"""A joint still moving faster than this (rad/s) at the end of the step response oscillates: unstable too (its
+force limit bounds the oscillation, so the overshoot and error alone can look moderate)."""
 RISE_TIME = 0.15
 """Step-response rise time above this (s): slow for a 50 Hz policy."""
 RANDOM_ROLLOUTS = 16
@@ -88,7 +91,8 @@ def _check(task: TaskSpec, solver: bool, seconds: float) -> dict[str, Any]:
                        spread=spread)
     problems: list[str] = []
     advice: list[str] = []
-    unstable = _servo_findings(steps, opt.timestep, problems, advice)
+    unstable = _servo_findings(steps, opt.timestep, opt.integrator == mujoco.mjtIntegrator.mjINT_EULER, problems,
+                               advice)
     _standing_findings(robot, stand, steps, unstable, problems, advice)
     if own.diverged > 0.0:
         problems.append(f"{100 * own.diverged:.0f}% of the rollouts with random actions and pushes diverge with the "
@@ -108,15 +112,19 @@ def _check(task: TaskSpec, solver: bool, seconds: float) -> dict[str, Any]:
     }
 
 
-def _servo_findings(steps: list[StepResponse], timestep: float, problems: list[str],
+def _servo_findings(steps: list[StepResponse], timestep: float, euler: bool, problems: list[str],
                     advice: list[str]) -> list[StepResponse]:
     """Problems / advice from the step responses; returns the unstable groups."""
-    unstable = [s for s in steps if s.overshoot > UNSTABLE or s.steady_state_error > UNSTABLE]
+    unstable = [s for s in steps
+                if s.overshoot > UNSTABLE or s.steady_state_error > UNSTABLE or s.final_speed > STILL_MOVING]
     for s in steps:
         if s in unstable:
+            fix = ("SimOverrides(integrator='implicitfast') (MuJoCo's default Euler applies kd explicitly), "
+                   if euler else "")
             problems.append(f"{s.group}: the servo is unstable (step response overshoot {100 * s.overshoot:.0f}%, "
-                            f"{100 * s.steady_state_error:.0f}% of the step off after 0.5 s): lower kd (now "
-                            f"{s.kd:g}) or kp (now {s.kp:g}), add armature, or lower the timestep ({timestep:g} s)")
+                            f"{100 * s.steady_state_error:.0f}% of the step off after 0.5 s, still moving at "
+                            f"{s.final_speed:.1f} rad/s): {fix}lower kd (now {s.kd:g}) or kp (now {s.kp:g}), add "
+                            f"armature, or lower the timestep ({timestep:g} s)")
             continue
         if s.overshoot > OVERSHOOT:
             advice.append(f"{s.group}: step response overshoots by {100 * s.overshoot:.0f}%: raise kd (now "

@@ -16,6 +16,8 @@ from rl_core.errors import UserError
 
 CONES = ("pyramidal", "elliptic")
 """Allowed values of ``SimOverrides.cone``."""
+INTEGRATOR_NAMES = ("euler", "implicitfast", "implicit", "rk4")
+"""Allowed values of ``SimOverrides.integrator``."""
 COLLISIONS = ("full", "feet")
 """Allowed values of the collision model (``env.collisions``)."""
 
@@ -93,6 +95,9 @@ def _check_sim(robot: RobotSpec) -> None:
     sim = robot.sim
     if sim.cone is not None and sim.cone not in CONES:
         raise _fail(robot, "sim.cone", f"{sim.cone!r} is not allowed; allowed: {', '.join(CONES)} or None")
+    if sim.integrator is not None and sim.integrator not in INTEGRATOR_NAMES:
+        raise _fail(robot, "sim.integrator", f"{sim.integrator!r} is not allowed; allowed: "
+                                             f"{', '.join(INTEGRATOR_NAMES)} or None")
     _number(robot, "sim.timestep", sim.timestep, positive=True, optional=True)
     _number(robot, "sim.impratio", sim.impratio, positive=True, optional=True)
     for name in ("iterations", "ls_iterations"):

@@ -127,6 +127,10 @@ class SimOverrides:
     """Friction cone (Menagerie files often use elliptic, which costs more per contact)."""
     impratio: Optional[float] = None
     """Ratio of frictional to normal constraint impedance (Menagerie files often use 100)."""
+    integrator: Optional[Literal["euler", "implicitfast", "implicit", "rk4"]] = None
+    """Numerical integrator. A file without one gets MuJoCo's default, Euler, which applies the servos' kd
+    explicitly: a stiff kd on a light joint (an ankle, a wrist) then oscillates at 5 ms steps; ``implicitfast``
+    integrates it implicitly (the robot check's step response shows which)."""
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,9 @@ from envs.terrain.generator import Terrain
 from rl_core.errors import UserError
 
 _CONE = {"pyramidal": mujoco.mjtCone.mjCONE_PYRAMIDAL, "elliptic": mujoco.mjtCone.mjCONE_ELLIPTIC}
+INTEGRATORS = {"euler": mujoco.mjtIntegrator.mjINT_EULER, "implicitfast": mujoco.mjtIntegrator.mjINT_IMPLICITFAST,
+               "implicit": mujoco.mjtIntegrator.mjINT_IMPLICIT, "rk4": mujoco.mjtIntegrator.mjINT_RK4}
+"""``SimOverrides.integrator`` values."""
 
 
 @dataclass(frozen=True)
@@ -141,6 +144,8 @@ def _apply_options(robot: RobotSpec, rspec: mujoco.MjSpec, solver_iterations: in
         rspec.option.cone = _CONE[sim.cone]
     if sim.impratio is not None:
         rspec.option.impratio = sim.impratio
+    if sim.integrator is not None:
+        rspec.option.integrator = INTEGRATORS[sim.integrator]
     iterations = solver_iterations if solver_iterations is not None else sim.iterations
     if iterations is not None:
         rspec.option.iterations = iterations

@@ -57,9 +57,11 @@ H1_LIKE = RobotSpec(
     termination_contacts=("pelvis", "torso_link"),
     penalized_contacts=(".*_hip_pitch_link", ".*_knee_link", ".*_elbow_link"),
     mass_body="torso_link",
-    # the file's 2 ms timestep is the Menagerie default; the task's 5 ms with 4 / 6 solver iterations, as the
-    # built-in humanoid (see the robot check's solver search in docs/robots.md)
-    sim=SimOverrides(timestep=0.005, iterations=4, ls_iterations=6),
+    # The task's 5 ms steps with 4 / 6 solver iterations, as the built-in humanoid (the file has Menagerie's 2 ms).
+    # The file sets no integrator, so MuJoCo's Euler applied the servos' kd explicitly and the ankles (kd 6 on
+    # little inertia) oscillated at 9 rad/s: the robot check said "the servo is unstable ... still moving at
+    # 9.3 rad/s: SimOverrides(integrator='implicitfast')".
+    sim=SimOverrides(timestep=0.005, iterations=4, ls_iterations=6, integrator="implicitfast"),
 )
 
 flat = flat_task("h1-like-flat", H1_LIKE, HUMANOID_ENV, defaults=HUMANOID_DEFAULTS)
