@@ -71,6 +71,32 @@ def test_an_unstable_servo_is_named_instead_of_asking_for_more_kp(tmp_path):
     assert not any("raise kp" in p for p in report["problems"]), report
 
 
+H1_EULER = f'''import dataclasses, importlib.util
+from configs.locomotion import flat_task
+spec = importlib.util.spec_from_file_location("h1_like", {str(ROOT / "examples" / "h1_like" / "h1_like.py")!r})
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+EULER = dataclasses.replace(module.H1_LIKE, sim=dataclasses.replace(module.H1_LIKE.sim, integrator=None))
+flat = flat_task("h1-euler-flat", EULER)
+'''
+
+
+def test_a_servo_that_keeps_oscillating_is_unstable_and_implicitfast_is_named(tmp_path):
+    """h1_like's file sets no integrator: under MuJoCo's Euler its ankles (kd 6 on little inertia, 45 N m) end
+    the step response in a force-limited oscillation (overshoot and error moderate, the joint still moving fast);
+    the check calls it unstable and names the implicit integrator, which its robot file sets."""
+    report = verdict.check(get_task(_file_task(tmp_path, H1_EULER)))
+    assert report["verdict"] == "FAIL"
+    ankles = next(r for r in report["step_response"] if "ankle" in r["group"])
+    assert ankles["final_speed"] > verdict.STILL_MOVING and ankles["overshoot"] < verdict.UNSTABLE, ankles
+    (problem,) = report["problems"]
+    assert "ankle" in problem and "the servo is unstable" in problem, problem
+    assert "SimOverrides(integrator='implicitfast')" in problem, problem
+    fixed = verdict.check(get_task(str(ROOT / "examples" / "h1_like" / "h1_like.py") + ":flat"))
+    assert fixed["verdict"] == "OK", fixed["problems"]
+    assert all(r["final_speed"] < verdict.STILL_MOVING for r in fixed["step_response"])
+
+
 def test_a_simulation_that_blows_up_fails_with_where_and_why(tmp_path):
     blows_up = WEAK_FILE.replace("kp=5.0, kd=0.2, effort_limit=23.7", "kp=20.0, kd=20.0, effort_limit=1e6").replace(
         "kp=5.0, kd=0.2, effort_limit=35.55", "kp=20.0, kd=20.0, effort_limit=1e6")  # unbounded unstable servos

@@ -96,6 +96,7 @@ def test_h1_like_trains_its_legs_holds_its_torso_and_arms_welds_its_wrists_with_
     held = dict(zip(rb.held_joint_names, rb.held_joint_pos, strict=True))
     assert held["left_elbow_joint"] == held["right_elbow_joint"] == 0.8 and held["torso_joint"] == 0.0
     assert env.action_spec.n == 12
+    assert m.opt.integrator == mujoco.mjtIntegrator.mjINT_IMPLICITFAST and own.opt.integrator == 0  # file: Euler
     for j in rb.joint_names + rb.held_joint_names:  # armature and damping from the spec's actuator groups
         dof = m.joint(j).dofadr[0]
         assert m.dof_armature[dof] == pytest.approx(0.01 if ("ankle" in j or "shoulder" in j or "elbow" in j)

@@ -304,6 +304,9 @@ MISTAKES = {  # case -> (spec fields, words of the one line)
     "actuators typo": (dict(actuators="files"), "field actuators: 'files' is not allowed; allowed: 'file'"),
     "cone typo": (dict(sim=SimOverrides(cone="eliptic")),  # type: ignore[arg-type]
                   "field sim.cone: 'eliptic' is not allowed; allowed: pyramidal, elliptic or None"),
+    "integrator typo": (dict(sim=SimOverrides(integrator="implicit_fast")),  # type: ignore[arg-type]
+                        "field sim.integrator: 'implicit_fast' is not allowed; allowed: euler, implicitfast, implicit, "
+                        "rk4 or None"),
     "negative armature": (dict(actuators=(ActuatorGroup(".*", kp=80.0, kd=2.0, effort_limit=80.0, armature=-0.01),)),
                           "field actuators[0] ('.*').armature: -0.01 is negative; allowed: >= 0"),
     "negative kd": (dict(actuators=(ActuatorGroup(".*", kp=80.0, kd=-2.0, effort_limit=80.0),)),
