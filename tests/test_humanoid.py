@@ -32,6 +32,20 @@ def test_humanoid_is_h1_g1_sized():
     assert env.num_joints == 12 and env.robot.foot_names == ("left_foot", "right_foot")
 
 
+def test_the_arms_are_real_joints_held_at_their_pose_outside_the_action_space():
+    env = still_env()
+    rb = env.robot
+    arms = {f"{s}_{j}_joint" for s in ("left", "right") for j in ("shoulder_pitch", "shoulder_roll", "shoulder_yaw",
+                                                                 "elbow")}
+    assert set(rb.held_joint_names) == arms and rb.held_joint_pos == (0.0,) * 8
+    assert env.action_spec.n == 12 and env.model.nu == 20  # a servo on every trained and held joint
+    env.reset(seed=0)
+    for _ in range(round(2.0 / env.dt)):
+        env.step(torch.zeros(N, 12))
+    held = env.physics.read().qpos[:, list(rb.held_qpos_adr)]
+    assert held.abs().max() < 0.05, held  # the arms stay at their pose while the robot stands
+
+
 def test_stands_two_seconds_under_zero_actions_with_the_feet_carrying_its_weight():
     env = still_env()
     env.reset(seed=0)
