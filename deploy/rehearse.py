@@ -43,7 +43,7 @@ from deploy.onnx_policy import OnnxPolicy
 from deploy.runtime.loop import Runtime, realtime
 from deploy.runtime.safety import SafetyConfig
 from deploy.runtime.udp import UdpRobot
-from deploy.simrobot import SimRobotConfig
+from deploy.simrobot import SimRobotConfig, robot_joints
 from rl_core.errors import UserError
 
 STAND_S = 1.0
@@ -73,7 +73,7 @@ def rehearse_one(policy_path: str | Path, sim: SimRobotConfig, seconds: float, c
     robot: Optional[UdpRobot] = None
     try:
         port = _ready_port(proc)
-        robot = UdpRobot(sim.sdk_order or policy.metadata["joint_names"], ("127.0.0.1", port))
+        robot = UdpRobot(sim.sdk_order or robot_joints(policy.metadata), ("127.0.0.1", port))
         runtime = Runtime(policy, robot, safety)
         link = robot
 
@@ -321,7 +321,7 @@ def main(argv: Optional[list[str]] = None) -> dict[str, Any]:
         raise UserError("--latencies must be within [0, 1000] ms and --seconds more than 2")
     policy = OnnxPolicy(args.policy, threads=1)
     out = Path(args.out)
-    names = sorted(policy.metadata["joint_names"])  # a robot whose SDK orders its joints otherwise
+    names = sorted(robot_joints(policy.metadata))  # a robot whose SDK orders its joints otherwise
     if args.repeats < 1:
         raise UserError(f"--repeats={args.repeats} is not allowed; expected a positive integer")
     if not 0 <= args.rt_priority <= 99:

@@ -11,6 +11,8 @@ reader notices (a key renamed, removed, retyped, or its meaning changed) bumps t
               keys derived from the scene; a ``robot_xml`` one is refused with the command that re-exports it.
     major 2   the keys below; ``joint_pos_limits``, ``held_joint_names``, ``held_joint_pos`` and
               ``velocity_limits`` added, ``action_scale`` one value per joint.
+        2.1   ``held_kp``, ``held_kd`` and ``held_torque_limits``: the held joints' servos (a 2.0 file without
+              them still loads; the robot-side runtime refuses one that holds joints, ``held_servos``).
 
 ``python -m deploy.schema`` prints the table of docs/deploy.md (a test checks that the docs carry it verbatim).
 """
@@ -89,6 +91,11 @@ KEYS: tuple[Key, ...] = (
     Key("held_joint_names", "list[str]", "", "joints held at a pose by their own servos, outside the action space "
         "(empty for most robots)", "locomotion"),
     Key("held_joint_pos", "list[number]", "rad", "the pose of each held joint (its servo's target)", "locomotion"),
+    Key("held_kp", "list[number]", "N m/rad", "PD stiffness per held joint (`held_joint_names` order)", "locomotion",
+        optional="since 2.1"),
+    Key("held_kd", "list[number]", "N m s/rad", "PD damping per held joint", "locomotion", optional="since 2.1"),
+    Key("held_torque_limits", "list[number|null]", "N m", "servo torque limit per held joint (null: none)",
+        "locomotion", optional="since 2.1"),
     Key("velocity_limits", "list[number|null]", "rad/s", "motor speed limit per joint (null: none)",
         "locomotion"),
     Key("action_clip", "number", "", "actions are clipped to `[-action_clip, action_clip]` first",
@@ -210,12 +217,33 @@ def upgrade(meta: dict[str, Any], where: str) -> dict[str, Any]:
     for key in ("kp", "kd", "torque_limits", "action_scale"):
         if not isinstance(out[key], list):
             out[key] = [out[key]] * n
-    out.setdefault("held_joint_names", [])
-    out.setdefault("held_joint_pos", [])
+    for key in HELD_SERVO_KEYS + ("held_joint_names", "held_joint_pos"):
+        out.setdefault(key, [])
     out.setdefault("velocity_limits", [None] * n)
     if "joint_pos_limits" not in out:
         out["joint_pos_limits"] = joint_ranges(meta)
     return out
+
+
+HELD_SERVO_KEYS = ("held_kp", "held_kd", "held_torque_limits")
+"""The held joints' servos (minor 2.1)."""
+
+
+def held_servos(meta: dict[str, Any], where: str) -> tuple[list[float], list[float], list[float | None]]:
+    """``held_kp``, ``held_kd``, ``held_torque_limits`` of a file (empty without held joints); one UserError line
+    for a file that holds joints but carries no servo for them (exported before 2.1) or not one per held joint."""
+    held = list(meta.get("held_joint_names", []))
+    if not held:
+        return [], [], []
+    missing = [k for k in HELD_SERVO_KEYS if k not in meta]
+    if missing:
+        raise UserError(f"{where} holds joints outside its action space ({', '.join(held)}) but carries no "
+                        f"{' / '.join(missing)} (format {meta.get('format')!r}, written before "
+                        f"{NAME}/2.1); {REEXPORT}")
+    wrong = [k for k in HELD_SERVO_KEYS + ("held_joint_pos",) if len(meta[k]) != len(held)]
+    if wrong:
+        raise UserError(f"{where}: {', '.join(wrong)} must have one entry per held joint ({len(held)}); {REEXPORT}")
+    return list(meta["held_kp"]), list(meta["held_kd"]), list(meta["held_torque_limits"])
 
 
 def joint_ranges(meta: dict[str, Any]) -> list[list[float | None]]:

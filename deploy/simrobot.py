@@ -12,7 +12,9 @@ torque limits and scaled by ``motor_strength``, as a motor driver's firmware run
 with the file's position actuators (``actuation="file"``). Sensor samples go out at ``publish_rate_hz`` with
 Gaussian noise, ``sensor_latency_s`` after they were taken; commands take effect ``command_latency_s`` after they
 arrive. Model errors: ``kp_scale`` / ``kd_scale`` on the gains the runtime asks for, ``friction_scale`` on every
-geom's sliding friction, ``added_mass_kg`` on the base body. Joints cross the link in ``sdk_order``.
+geom's sliding friction, ``added_mass_kg`` on the base body. Joints cross the link in ``sdk_order``: the policy's
+joints and the ones it holds outside its action space (``held_joint_names``), each driven by the command like any
+joint.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from typing import Any, Optional
 import mujoco
 import numpy as np
 
+from deploy import schema
 from deploy.onnx_policy import OnnxPolicy
 from deploy.runtime import udp
 from deploy.runtime.loop import realtime
@@ -89,7 +92,7 @@ class SimRobotConfig:
     base_velocity: bool = True
     """Whether the robot sends a base velocity estimate."""
     sdk_order: Optional[tuple[str, ...]] = None
-    """The joints in the order the robot's packets carry them (None: the policy's order)."""
+    """The joints in the order the robot's packets carry them (None: ``robot_joints``' order)."""
     score_from_s: float = 2.0
     """Tracking errors are averaged from this long after the first command on (s)."""
     seed: int = 0
@@ -119,10 +122,11 @@ class SimulatedRobot:
         m = self.model = load_scene(meta)
         base = m.joint(meta["base_joint"])
         self.bq, self.bv = int(base.qposadr[0]), int(base.dofadr[0])
-        names = list(meta["joint_names"])
+        names = robot_joints(meta)
         order = list(cfg.sdk_order) if cfg.sdk_order is not None else names
         if sorted(order) != sorted(names):
-            raise UserError(f"simrobot: sdk_order must name the policy's joints once each: {', '.join(names)}")
+            raise UserError(f"simrobot: sdk_order must name the policy's trained and held joints once each: "
+                            f"{', '.join(names)}")
         self.joint_names = tuple(order)
         joints = [m.joint(n) for n in order]
         self.qadr = np.array([j.qposadr[0] for j in joints])
@@ -130,9 +134,13 @@ class SimulatedRobot:
         by_joint = {int(m.actuator_trnid[a, 0]): a for a in range(m.nu)}
         self.act = np.array([by_joint[j.id] for j in joints])
         perm = [names.index(n) for n in order]
-        self.default = np.asarray(meta["default_joint_pos"], dtype=np.float64)[perm]
-        kp, kd = np.asarray(meta["kp"], dtype=np.float64)[perm], np.asarray(meta["kd"], dtype=np.float64)[perm]
-        lim = np.array([np.inf if t is None else t for t in meta["torque_limits"]], dtype=np.float64)[perm]
+        held_kp, held_kd, held_torque = schema.held_servos(meta, f"simrobot: policy file {cfg.policy}")
+        self.default = np.asarray(list(meta["default_joint_pos"]) + list(meta["held_joint_pos"]),
+                                  dtype=np.float64)[perm]
+        kp = np.asarray(list(meta["kp"]) + held_kp, dtype=np.float64)[perm]
+        kd = np.asarray(list(meta["kd"]) + held_kd, dtype=np.float64)[perm]
+        lim = np.array([np.inf if t is None else t for t in list(meta["torque_limits"]) + held_torque],
+                       dtype=np.float64)[perm]
         self.limit = cfg.motor_strength * lim
         m.geom_friction[:, 0] *= cfg.friction_scale
         m.body_mass[m.jnt_bodyid[base.id]] += cfg.added_mass_kg
@@ -219,6 +227,11 @@ class SimulatedRobot:
         return RobotState(stamp, d.qpos[self.qadr] + rng.normal(0.0, n.joint_pos, J),
                           d.qvel[self.dadr] + rng.normal(0.0, n.joint_vel, J), quat, ang + rng.normal(0.0, n.gyro, 3),
                           lin + rng.normal(0.0, n.lin_vel, 3) if self.cfg.base_velocity else None, scan)
+
+
+def robot_joints(meta: dict[str, Any]) -> list[str]:
+    """The simulated robot's joints in the policy's order: the trained ones, then the held ones."""
+    return list(meta["joint_names"]) + list(meta.get("held_joint_names", []))
 
 
 def _force_adr(model: mujoco.MjModel, sensor: str) -> int:

@@ -1,5 +1,5 @@
 """The format tag of exported policies (torch-free: ``deploy/`` reads it without importing torch)."""
 
-FORMAT = "legged-mjx-policy/2"
+FORMAT = "legged-mjx-policy/2.1"
 """Value of the ``format`` metadata entry that ``rl_core.export`` writes; ``legged-mjx-policy/MAJOR[.MINOR]``, the
 schema of each major in ``deploy/schema.py`` and docs/deploy.md (a change a reader notices bumps the major)."""

@@ -25,11 +25,12 @@ from rl_core.policy_format import FORMAT
 LOCOMOTION_KEYS = ["action_clip", "action_dim", "action_scale", "action_type", "actions", "base_height",
                    "base_joint", "collisions", "command_min_lin_vel", "command_ranges", "command_resample_s",
                    "contact_force_threshold", "control_dt", "decimation", "default_joint_pos", "episode_length_s",
-                   "foot_names", "format", "held_joint_names", "held_joint_pos", "iteration", "joint_names",
+                   "foot_names", "format", "held_joint_names", "held_joint_pos", "held_kd", "held_kp",
+                   "held_torque_limits", "iteration", "joint_names",
                    "joint_pos_limits", "kd", "kp", "obs_dim", "obs_dtype", "obs_layout", "obs_scales", "obs_shape",
                    "robot", "scene_mjb", "sim_dt", "success_distance", "task", "termination_contact_sensors",
                    "torque_limits", "velocity_limits"]
-"""The pinned keys of a locomotion export of format 2 (a change here is a schema change: docs and version)."""
+"""The pinned keys of a locomotion export of format 2.1 (a change here is a schema change: docs and version)."""
 GYM_KEYS = ["action_dim", "action_offset", "action_type", "actions", "clip_actions", "env_id", "format", "iteration",
             "max_episode_steps", "obs_dim", "obs_dtype", "obs_layout", "obs_mask", "obs_shape", "task"]
 
@@ -139,7 +140,7 @@ def test_runtime_observation_and_recurrent_state_equal_the_trainers_blind(blind)
 def test_each_locomotion_export_matches_the_pinned_schema(flat, blind, humanoid, rough):
     for _, path in (flat, blind, humanoid, rough):
         meta = OnnxPolicy(path).metadata
-        assert meta["format"] == FORMAT == "legged-mjx-policy/2"
+        assert meta["format"] == FORMAT == "legged-mjx-policy/2.1"
         assert schema.problems(meta) == [], path
         optional = {"recurrent", "height_scan", "terrain"}
         assert sorted(set(meta) - optional) == LOCOMOTION_KEYS

@@ -31,10 +31,11 @@ def standing(meta, order, stamp=0.0, quat=(1.0, 0.0, 0.0, 0.0)) -> RobotState:
     return RobotState(stamp, np.array([q[j] for j in order]), np.zeros(n), np.array(quat), np.zeros(3), np.zeros(3))
 
 
-def with_metadata(tmp_path: Path, **changes) -> Path:
+def with_metadata(tmp_path: Path, source: Path = POLICY, **changes) -> Path:
+    """A copy of ``source`` with metadata values replaced (JSON text, or a plain string) or removed (None)."""
     import onnx
 
-    model = onnx.load(str(POLICY))
+    model = onnx.load(str(source))
     props = {p.key: p.value for p in model.metadata_props}
     props.update({k: v for k, v in changes.items() if v is not None})
     for k in [k for k, v in changes.items() if v is None]:

@@ -2,8 +2,10 @@
 
 Everything comes from the ONNX file's metadata: the observation (``observation.py``), the recurrent state
 (``OnnxPolicy`` carries it), ``target = default_joint_pos + action_scale * clip(action, -action_clip,
-action_clip)``, the gains ``kp`` / ``kd``, the limits (``safety.py``). Arrays cross to and from the robot in its
-own joint order, matched by name.
+action_clip)``, the gains ``kp`` / ``kd``, the limits (``safety.py``). Joints held outside the action space
+(``held_joint_names``) are commanded every tick too, to ``held_joint_pos`` with ``held_kp`` / ``held_kd`` (the
+safety mode decides, as for the trained joints); the robot's other joints stay limp. Arrays cross to and from the
+robot in its own joint order, matched by name.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import numpy as np
 
 from deploy import schema
 from deploy.onnx_policy import OnnxPolicy
-from deploy.runtime.observation import ObservationBuilder
+from deploy.runtime.observation import ObservationBuilder, policy_order
 from deploy.runtime.robot import JointCommand, RobotState
 from deploy.runtime.safety import Safety, SafetyConfig
 from rl_core.errors import UserError
@@ -35,10 +37,10 @@ class Controller:
         self.index = self.obs.index
         self.n_robot = len(robot_joints)
         self.dt = float(meta["control_dt"])
-        self.safety = Safety(meta, safety or SafetyConfig(), self.dt)
-        if meta.get("held_joint_names"):
-            raise UserError(f"runtime: the policy holds joints outside its action space "
-                            f"({', '.join(meta['held_joint_names'])}); the runtime drives trained joints only so far")
+        self.safety = Safety(meta, safety or SafetyConfig(), self.dt, f"runtime: the policy of task {meta['task']!r}")
+        held = policy_order(meta.get("held_joint_names", []), robot_joints, joint_map, "held joint(s)")
+        self.driven = np.concatenate([self.index, held])
+        """Robot-order position of each joint the command drives: the policy's joints, then the held ones."""
         self.scale = np.asarray(meta["action_scale"], dtype=np.float64)  # per joint, policy order
         self.clip = float(meta["action_clip"])
         self.default = np.asarray(meta["default_joint_pos"], dtype=np.float64)
@@ -71,13 +73,13 @@ class Controller:
         no sample yet to hold a pose from."""
         if state is None:
             return None
-        q = np.asarray(state.joint_pos, dtype=np.float64)[self.index]
-        qd = np.asarray(state.joint_vel, dtype=np.float64)[self.index]
+        q = np.asarray(state.joint_pos, dtype=np.float64)[self.driven]
+        qd = np.asarray(state.joint_vel, dtype=np.float64)[self.driven]
         target = None if action is None else self.default + self.scale * action
         t, kp, kd = self.safety.command(target, q, qd)
         out = JointCommand(np.asarray(state.joint_pos, dtype=np.float64).copy(), np.zeros(self.n_robot),
-                           np.zeros(self.n_robot), np.zeros(self.n_robot))  # joints the policy does not drive: limp
-        out.target[self.index], out.kp[self.index], out.kd[self.index] = t, kp, kd
+                           np.zeros(self.n_robot), np.zeros(self.n_robot))  # joints neither trained nor held: limp
+        out.target[self.driven], out.kp[self.driven], out.kd[self.driven] = t, kp, kd
         return out
 
     def tick(self, state: Optional[RobotState], now: float, commands: np.ndarray) -> Optional[JointCommand]:

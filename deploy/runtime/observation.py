@@ -21,15 +21,15 @@ KNOWN_TERMS = ("base_lin_vel", "base_ang_vel", "projected_gravity", "commands", 
 
 
 def policy_order(policy_joints: Sequence[str], robot_joints: Sequence[str],
-                 joint_map: Optional[Mapping[str, str]] = None) -> np.ndarray:
+                 joint_map: Optional[Mapping[str, str]] = None, what: str = "joint(s)") -> np.ndarray:
     """``index[i]``: the robot-order position of the policy's joint ``i``. One-line UserError on a joint the robot
-    lacks (or has twice), naming the robot's joints."""
+    lacks (or has twice), naming the robot's joints (``what``: how the line names the policy's joints)."""
     names = [joint_map.get(n, n) if joint_map else n for n in robot_joints]
     missing = [n for n in policy_joints if names.count(n) != 1]
     if missing:
-        raise UserError(f"robot joints: the policy's joint(s) {', '.join(missing)} are not exactly once among the "
+        raise UserError(f"robot joints: the policy's {what} {', '.join(missing)} are not exactly once among the "
                         f"robot's ({', '.join(names)}); name them in joint_map (robot name -> policy name)")
-    return np.array([names.index(n) for n in policy_joints])
+    return np.array([names.index(n) for n in policy_joints], dtype=np.int64)
 
 
 def gravity_in_base(quat: np.ndarray) -> np.ndarray:

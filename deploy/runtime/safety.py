@@ -1,11 +1,16 @@
 """The safety layer between the policy and the motors: limits, a target rate limit, a watchdog and an e-stop.
 
+It drives every joint the policy's servos drive: the trained joints (policy order), then the held ones
+(``held_joint_names``: their target is always ``held_joint_pos``, their gains ``held_kp`` / ``held_kd``, limited
+like the trained joints' by ``held_torque_limits``; no range is exported for them, their pose lies in it).
+
 Modes (``Safety.mode``), each latched until the runtime is restarted:
     run      the policy's targets, clipped to the joint ranges (less a margin), moved at most ``max_target_rate``
              per second, and clamped so that the PD torque ``kp (target - q) - kd qd`` stays within the torque
              limits (a firmware that does not saturate gets no more than the servo of training gave).
     stance   the watchdog fired (stale or non-finite sensor data, a missed deadline): the targets go to the
-             default pose at the rate limit, with the policy's stiffness and ``stance_kd_scale`` x its damping.
+             default pose (held joints: their pose) at the rate limit, with the policy's stiffness and
+             ``stance_kd_scale`` x its damping.
     estop    the base tilted more than ``max_tilt`` from upright (a fall): zero stiffness, ``estop_kd_scale`` x the
              damping (the robot settles, nothing drives it).
 """
@@ -17,6 +22,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from deploy import schema
 from deploy.runtime.observation import gravity_in_base
 from deploy.runtime.robot import RobotState
 
@@ -46,15 +52,21 @@ class SafetyConfig:
 class Safety:
     """Checks each tick's sample and turns the policy's targets into the command the motors get (policy order)."""
 
-    def __init__(self, meta: dict[str, Any], cfg: SafetyConfig, dt: float):
+    def __init__(self, meta: dict[str, Any], cfg: SafetyConfig, dt: float, where: str = "runtime: the policy"):
+        """``where``: how a refusal names the policy file (``schema.held_servos``)."""
         self.cfg, self.dt = cfg, dt
-        self.kp = np.asarray(meta["kp"], dtype=np.float64)
-        self.kd = np.asarray(meta["kd"], dtype=np.float64)
-        self.default = np.asarray(meta["default_joint_pos"], dtype=np.float64)
-        lim = np.array([[-np.inf if lo is None else lo, np.inf if hi is None else hi]
-                        for lo, hi in meta["joint_pos_limits"]], dtype=np.float64)
+        held_kp, held_kd, held_torque = schema.held_servos(meta, where)
+        self.hold = np.asarray(meta.get("held_joint_pos", []), dtype=np.float64)
+        """The held joints' targets (rad), appended to the policy's in every mode."""
+        self.kp = np.asarray(list(meta["kp"]) + held_kp, dtype=np.float64)
+        self.kd = np.asarray(list(meta["kd"]) + held_kd, dtype=np.float64)
+        self.default = np.concatenate([np.asarray(meta["default_joint_pos"], dtype=np.float64), self.hold])
+        ranges = list(meta["joint_pos_limits"]) + [[None, None]] * len(self.hold)
+        lim = np.array([[-np.inf if lo is None else lo, np.inf if hi is None else hi] for lo, hi in ranges],
+                       dtype=np.float64)
         self.low, self.high = lim[:, 0] + cfg.limit_margin, lim[:, 1] - cfg.limit_margin
-        self.torque = np.array([np.inf if t is None else t for t in meta["torque_limits"]], dtype=np.float64)
+        self.torque = np.array([np.inf if t is None else t for t in list(meta["torque_limits"]) + held_torque],
+                               dtype=np.float64)
         self.mode = "run"
         self.reason = ""
         """Why the mode first left ``run`` (one line)."""
@@ -111,8 +123,10 @@ class Safety:
 
     def command(self, policy_target: Optional[np.ndarray], q: np.ndarray, qd: np.ndarray
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(target, kp, kd)`` for this tick (policy order) from the policy's targets (None outside ``run``) and
-        the measured joint positions and velocities."""
+        """``(target, kp, kd)`` for this tick from the policy's targets (policy order; None outside ``run``) and
+        the measured joint positions and velocities (policy order, then the held joints); the outputs cover both."""
+        if policy_target is not None:
+            policy_target = np.concatenate([policy_target, self.hold])
         if self.mode == "estop":
             target = q.copy() if self.last_target is None else self.last_target
             return target, np.zeros_like(self.kp), self.cfg.estop_kd_scale * self.kd

@@ -4,8 +4,9 @@ Observation term ``name`` is ``(value - offset) * scale`` with the offset ``defa
 and 0 otherwise; ``commands`` are (vx, vy, yaw rate). Actions become joint targets
 ``default_joint_pos + action_scale * clip(action, -action_clip, action_clip)`` (per joint) for position servos
 with gains ``kp`` / ``kd``, sent every ``control_dt`` seconds; the ``held_joint_names`` are held at
-``held_joint_pos`` by their own servos. The schema and its version (``format``, major 2 since per-joint
-``action_scale`` and held joints): ``deploy/schema.py``.
+``held_joint_pos`` by their own servos (gains ``held_kp`` / ``held_kd``, limits ``held_torque_limits``, read from
+the compiled scene's actuators). The schema and its version (``format``, major 2 since per-joint ``action_scale``
+and held joints, 2.1 since the held joints' gains): ``deploy/schema.py``.
 """
 
 from __future__ import annotations
@@ -14,11 +15,14 @@ import math
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from envs.scenes.assemble import build
 from envs.tasks.base import scene_bytes
 from envs.tasks.locomotion.commands import COMMANDS
 
 if TYPE_CHECKING:
+    from envs.robots.resolved import ResolvedRobot
     from envs.tasks.locomotion.env import LocomotionEnv
 
 
@@ -42,6 +46,7 @@ def metadata(env: LocomotionEnv) -> dict[str, Any]:
         "velocity_limits": [v if math.isfinite(v) else None for v in rb.velocity_limit],
         "held_joint_names": list(rb.held_joint_names),
         "held_joint_pos": list(rb.held_joint_pos),
+        **held_servos(rb),
         "action_clip": cfg.clip_actions,
         "kp": list(rb.kp),
         "kd": list(rb.kd),
@@ -60,6 +65,22 @@ def metadata(env: LocomotionEnv) -> dict[str, Any]:
         "success_distance": cfg.success_distance,
         **terrain_metadata(env),
     }
+
+
+def held_servos(rb: ResolvedRobot) -> dict[str, list[Any]]:
+    """``held_kp``, ``held_kd`` (N m/rad, N m s/rad) and ``held_torque_limits`` (N m; None where the servo is not
+    force-limited) of each held joint, in ``held_joint_names`` order, from the compiled scene's position servo on
+    it (``ctrl_from_policy``: ``num_joints + h`` for the h-th held joint), as the trained joints' gains are built."""
+    m, J = rb.model, rb.num_joints
+    actuator = {src - J: a for a, src in enumerate(rb.ctrl_from_policy) if src >= J}
+    out: dict[str, list[Any]] = {"held_kp": [], "held_kd": [], "held_torque_limits": []}
+    for h in range(rb.num_held):
+        a = actuator[h]
+        out["held_kp"].append(float(m.actuator_gainprm[a, 0]))
+        out["held_kd"].append(float(-m.actuator_biasprm[a, 2]))
+        lim = float(np.abs(m.actuator_forcerange[a]).max()) if m.actuator_forcelimited[a] else math.inf
+        out["held_torque_limits"].append(None if math.isinf(lim) else lim)
+    return out
 
 
 def joint_ranges(env: LocomotionEnv) -> list[list[float | None]]:
