@@ -2,4 +2,6 @@
 
 FORMAT = "legged-mjx-policy/2.1"
 """Value of the ``format`` metadata entry that ``rl_core.export`` writes; ``legged-mjx-policy/MAJOR[.MINOR]``, the
-schema of each major in ``deploy/schema.py`` and docs/deploy.md (a change a reader notices bumps the major)."""
+schema of each major in ``deploy/schema.py`` and docs/deploy.md. A change that breaks a reader of the previous
+format bumps the major; new optional keys that an older reader may ignore bump the minor (2.1: the held joints'
+servo gains)."""
