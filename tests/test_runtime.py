@@ -83,12 +83,16 @@ def robot_state(env, sdk_order: list[str]) -> RobotState:
     rot = np.empty(9)
     mujoco.mju_quat2Mat(rot, qpos[b + 3:b + 7])
     lin = rot.reshape(3, 3).T @ qvel[v:v + 3]
-    pick = [rb.joint_names.index(n) for n in sdk_order]
+    names = rb.joint_names + rb.held_joint_names  # a robot reports its held joints too
+    model = env.model
+    qadr = [model.joint(n).qposadr[0] for n in names]
+    dadr = [model.joint(n).dofadr[0] for n in names]
+    pick = [names.index(n) for n in sdk_order]
     scan = None
     if env.cfg.height_scan.enabled:
         scan = env.ground.scan(r.qpos[:, b:b + 3], yaw_of(r.qpos[:, b + 3:b + 7]))[0].double().numpy()
-    return RobotState(0.0, qpos[np.array(rb.joint_qpos_adr)[pick]], qvel[np.array(rb.joint_dof_adr)[pick]],
-                      qpos[b + 3:b + 7], qvel[v + 3:v + 6], lin, scan)
+    return RobotState(0.0, qpos[np.array(qadr)[pick]], qvel[np.array(dadr)[pick]], qpos[b + 3:b + 7],
+                      qvel[v + 3:v + 6], lin, scan)
 
 
 def assert_runtime_drives_env_like_trainer(env, path, steps: int) -> None:
@@ -96,7 +100,7 @@ def assert_runtime_drives_env_like_trainer(env, path, steps: int) -> None:
     the env's within 1e-6 and its actions (which step the env) equal the exported policy's on the env's own
     observations (a second ``OnnxPolicy`` carrying its own recurrent state) within 1e-5."""
     meta = OnnxPolicy(path).metadata
-    sdk_order = list(reversed(meta["joint_names"]))
+    sdk_order = list(reversed(meta["joint_names"] + meta["held_joint_names"]))  # humanoid-flat holds its arms
     ctl = Controller(OnnxPolicy(path), sdk_order)
     reference = OnnxPolicy(path)
     obs = env.reset(seed=4)["policy"]
