@@ -1,10 +1,15 @@
 """Menagerie-style MJCF robot files written for the tests (no third-party file): an ANYbotics-style quadruped
 (LF/RF/LH/RH, unnamed multi-geom feet on the shanks, its own position actuators and a keyframe) and a small
-humanoid (seven named capsules under each ankle body, a waist and arms to hold, wrists to weld, no armature)."""
+humanoid (seven named capsules under each ankle body, a waist and arms to hold, wrists to weld, no armature), and
+``biped_spec``, the humanoid's RobotSpec."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
+from typing import Any, Optional
+
+from envs.robots.spec import ActuatorGroup, HeldJoints, RobotSpec
 
 _LEGS = {"LF": (0.3, 0.1), "RF": (0.3, -0.1), "LH": (-0.3, 0.1), "RH": (-0.3, -0.1)}
 
@@ -147,6 +152,33 @@ def humanoid_xml(file_actuators: bool = False, hand_inertia: float = 1e-6) -> st
   </worldbody>
 {extra}</mujoco>
 '''
+
+
+BIPED_LEGS = tuple(f"{s}_{j}_joint" for s in ("left", "right")
+                   for j in ("hip_pitch", "hip_roll", "knee", "ankle_pitch"))
+"""The trained joints of ``biped_spec``."""
+BIPED_ARMS = r"waist_yaw_joint|.*_(shoulder_pitch|elbow)_joint"
+"""The joints ``biped_spec`` holds besides the wrists."""
+
+
+def biped_spec(directory: Path, xml: Optional[str] = None, **fields: Any) -> RobotSpec:
+    """A RobotSpec of ``humanoid_xml()`` (or ``xml``), written into ``directory``: the legs trained with armature
+    from the groups, the waist, shoulders and elbows held, the wrists held at 0; ``fields`` replace any field."""
+    spec = RobotSpec(
+        name="biped", mjcf=write(directory, "biped.xml", xml or humanoid_xml()), base_body="pelvis",
+        joints=BIPED_LEGS,
+        default_pose={".*_hip_pitch_joint": -0.2, ".*_hip_roll_joint": 0.0, ".*_knee_joint": 0.4,
+                      ".*_ankle_pitch_joint": -0.2},
+        actuators=(ActuatorGroup(".*_(hip_.*|knee)_joint", kp=150.0, kd=4.0, effort_limit=150.0, armature=0.02),
+                   ActuatorGroup(".*_ankle_pitch_joint", kp=80.0, kd=2.0, effort_limit=50.0, armature=0.01),
+                   ActuatorGroup(BIPED_ARMS, kp=100.0, kd=2.0, effort_limit=60.0, armature=0.01),
+                   ActuatorGroup(".*_wrist_joint", kp=5.0, kd=0.1, effort_limit=5.0, armature=0.001)),
+        action_scale=0.25, base_height=0.93, foot_bodies=("left_ankle_link", "right_ankle_link"),
+        termination_contacts=("pelvis", "torso"), penalized_contacts=(".*_thigh", ".*_shin"),
+        held=(HeldJoints(BIPED_ARMS, pose={"waist_yaw_joint": 0.0, ".*_shoulder_pitch_joint": 0.2,
+                                           ".*_elbow_joint": 0.5}),
+              HeldJoints(".*_wrist_joint", pose=0.0)))
+    return dataclasses.replace(spec, **fields)
 
 
 def write(directory: Path, name: str, text: str) -> Path:

@@ -21,11 +21,9 @@ from envs.scenes.assemble import build
 from envs.tasks.locomotion import LocomotionEnv
 from envs.tasks.locomotion_config import LocomotionEnvConfig
 from rl_core.errors import UserError
-from tests.robot_models import humanoid_xml, quadruped_xml, write
+from tests.robot_models import BIPED_ARMS, BIPED_LEGS, biped_spec, humanoid_xml, quadruped_xml, write
 
-LEG_JOINTS = tuple(f"{s}_{j}_joint" for s in ("left", "right")
-                   for j in ("hip_pitch", "hip_roll", "knee", "ankle_pitch"))
-ARMS = r"waist_yaw_joint|.*_(shoulder_pitch|elbow)_joint"
+LEG_JOINTS, ARMS = BIPED_LEGS, BIPED_ARMS
 
 
 def _quadruped(tmp_path: Path, **fields) -> RobotSpec:
@@ -39,20 +37,7 @@ def _quadruped(tmp_path: Path, **fields) -> RobotSpec:
 
 
 def _humanoid(tmp_path: Path, xml: str | None = None, **fields) -> RobotSpec:
-    spec = RobotSpec(
-        name="biped", mjcf=write(tmp_path, "biped.xml", xml or humanoid_xml()), base_body="pelvis",
-        joints=LEG_JOINTS,
-        default_pose={".*_hip_pitch_joint": -0.2, ".*_hip_roll_joint": 0.0, ".*_knee_joint": 0.4,
-                      ".*_ankle_pitch_joint": -0.2},
-        actuators=(ActuatorGroup(".*_(hip_.*|knee)_joint", kp=150.0, kd=4.0, effort_limit=150.0, armature=0.02),
-                   ActuatorGroup(".*_ankle_pitch_joint", kp=80.0, kd=2.0, effort_limit=50.0, armature=0.01),
-                   ActuatorGroup(ARMS, kp=100.0, kd=2.0, effort_limit=60.0, armature=0.01),
-                   ActuatorGroup(".*_wrist_joint", kp=5.0, kd=0.1, effort_limit=5.0, armature=0.001)),
-        action_scale=0.25, base_height=0.93, foot_bodies=("left_ankle_link", "right_ankle_link"),
-        termination_contacts=("pelvis", "torso"), penalized_contacts=(".*_thigh", ".*_shin"),
-        held=(HeldJoints(ARMS, pose={"waist_yaw_joint": 0.0, ".*_shoulder_pitch_joint": 0.2, ".*_elbow_joint": 0.5}),
-              HeldJoints(".*_wrist_joint", pose=0.0)))
-    return dataclasses.replace(spec, **fields)
+    return biped_spec(tmp_path, xml, **fields)
 
 
 def _one_line_error(spec: RobotSpec, *words: str, collisions: str = "full") -> str:

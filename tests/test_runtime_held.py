@@ -7,7 +7,6 @@ the same command, byte for byte, as before."""
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import math
 
@@ -22,7 +21,7 @@ from deploy.runtime.robot import RobotState
 from deploy.runtime.safety import SafetyConfig
 from deploy.sim2sim import load_scene
 from deploy.simrobot import SimRobotConfig, SimulatedRobot, robot_joints
-from envs.robots.spec import FILE_ACTUATORS, ActuatorGroup, HeldJoints, RobotSpec
+from envs.robots.spec import FILE_ACTUATORS, HeldJoints, RobotSpec
 from envs.scenes.assemble import build
 from envs.tasks.locomotion import LocomotionEnv
 from envs.tasks.locomotion.export import held_servos
@@ -32,12 +31,11 @@ from rl_core.errors import UserError
 from rl_core.export import export_onnx, policy_metadata
 from rl_core.modules.actor_critic import ActorCritic
 from rl_core.policy_format import FORMAT
-from tests.robot_models import humanoid_xml, write
+from tests.robot_models import BIPED_ARMS, BIPED_LEGS, biped_spec, humanoid_xml, write
 from tests.test_runtime_safety import POLICY as QUADRUPED_POLICY
 from tests.test_runtime_safety import with_metadata
 
-LEGS = tuple(f"{s}_{j}_joint" for s in ("left", "right") for j in ("hip_pitch", "hip_roll", "knee", "ankle_pitch"))
-ARMS = r"waist_yaw_joint|.*_(shoulder_pitch|elbow)_joint"
+LEGS, ARMS = BIPED_LEGS, BIPED_ARMS
 HELD = ("waist_yaw_joint", "left_shoulder_pitch_joint", "left_elbow_joint", "right_shoulder_pitch_joint",
         "right_elbow_joint", "left_wrist_joint", "right_wrist_joint")
 HELD_KP, HELD_KD, HELD_TORQUE = [100.0] * 5 + [5.0] * 2, [2.0] * 5 + [0.1] * 2, [60.0] * 5 + [5.0] * 2
@@ -47,19 +45,10 @@ NO_HELD_SHA256 = "86af562270891a926b952e2f8ae0dcc8a7a8e9c39f58842fb7f96713c935a0
 
 
 def biped(tmp_path, **fields) -> RobotSpec:
-    spec = RobotSpec(
-        name="biped", mjcf=write(tmp_path, "biped.xml", humanoid_xml()), base_body="pelvis", joints=LEGS,
-        default_pose={".*_hip_pitch_joint": -0.2, ".*_hip_roll_joint": 0.0, ".*_knee_joint": 0.4,
-                      ".*_ankle_pitch_joint": -0.2},
-        actuators=(ActuatorGroup(".*_(hip_.*|knee)_joint", kp=150.0, kd=4.0, effort_limit=150.0, armature=0.02),
-                   ActuatorGroup(".*_ankle_pitch_joint", kp=80.0, kd=2.0, effort_limit=50.0, armature=0.01),
-                   ActuatorGroup(ARMS, kp=100.0, kd=2.0, effort_limit=60.0, armature=0.01),
-                   ActuatorGroup(".*_wrist_joint", kp=5.0, kd=0.1, effort_limit=5.0, armature=0.001)),
-        action_scale=0.25, base_height=0.93, foot_bodies=("left_ankle_link", "right_ankle_link"),
-        termination_contacts=("pelvis", "torso"), penalized_contacts=(".*_thigh", ".*_shin"),
-        held=(HeldJoints(ARMS, pose={"waist_yaw_joint": 0.0, ".*_shoulder_pitch_joint": 0.2, ".*_elbow_joint": 0.5}),
-              HeldJoints(".*_wrist_joint", pose=-0.1)))
-    return dataclasses.replace(spec, **fields)
+    """The tests' biped with its wrists held at -0.1 rad (a pose other than zero)."""
+    held = (HeldJoints(ARMS, pose={"waist_yaw_joint": 0.0, ".*_shoulder_pitch_joint": 0.2, ".*_elbow_joint": 0.5}),
+            HeldJoints(".*_wrist_joint", pose=-0.1))
+    return biped_spec(tmp_path, **{"held": held, **fields})
 
 
 @pytest.fixture(scope="module")
