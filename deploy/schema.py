@@ -229,6 +229,27 @@ HELD_SERVO_KEYS = ("held_kp", "held_kd", "held_torque_limits")
 """The held joints' servos (minor 2.1)."""
 
 
+@dataclass(frozen=True)
+class Servos:
+    """The servo of every joint a locomotion policy drives: its trained joints (policy order), then its held ones."""
+
+    pose: list[float]
+    """``default_joint_pos`` then ``held_joint_pos`` (rad): the stance targets."""
+    kp: list[float]
+    kd: list[float]
+    torque_limits: list[float]
+    """N m; inf where the file has none."""
+
+
+def servos(meta: dict[str, Any], where: str) -> Servos:
+    """The trained joints' servos followed by the held ones' (``held_servos``; ``where`` names the file in its
+    one-line refusal)."""
+    held_kp, held_kd, held_torque = held_servos(meta, where)
+    torque = list(meta["torque_limits"]) + held_torque
+    return Servos(list(meta["default_joint_pos"]) + list(meta.get("held_joint_pos", [])), list(meta["kp"]) + held_kp,
+                  list(meta["kd"]) + held_kd, [math.inf if x is None else float(x) for x in torque])
+
+
 def held_servos(meta: dict[str, Any], where: str) -> tuple[list[float], list[float], list[float | None]]:
     """``held_kp``, ``held_kd``, ``held_torque_limits`` of a file (empty without held joints); one UserError line
     for a file that holds joints but carries no servo for them (exported before 2.1) or not one per held joint."""

@@ -134,13 +134,11 @@ class SimulatedRobot:
         by_joint = {int(m.actuator_trnid[a, 0]): a for a in range(m.nu)}
         self.act = np.array([by_joint[j.id] for j in joints])
         perm = [names.index(n) for n in order]
-        held_kp, held_kd, held_torque = schema.held_servos(meta, f"simrobot: policy file {cfg.policy}")
-        self.default = np.asarray(list(meta["default_joint_pos"]) + list(meta["held_joint_pos"]),
-                                  dtype=np.float64)[perm]
-        kp = np.asarray(list(meta["kp"]) + held_kp, dtype=np.float64)[perm]
-        kd = np.asarray(list(meta["kd"]) + held_kd, dtype=np.float64)[perm]
-        lim = np.array([np.inf if t is None else t for t in list(meta["torque_limits"]) + held_torque],
-                       dtype=np.float64)[perm]
+        servos = schema.servos(meta, f"simrobot: policy file {cfg.policy}")
+        self.default = np.asarray(servos.pose, dtype=np.float64)[perm]
+        kp = np.asarray(servos.kp, dtype=np.float64)[perm]
+        kd = np.asarray(servos.kd, dtype=np.float64)[perm]
+        lim = np.asarray(servos.torque_limits, dtype=np.float64)[perm]
         self.limit = cfg.motor_strength * lim
         m.geom_friction[:, 0] *= cfg.friction_scale
         m.body_mass[m.jnt_bodyid[base.id]] += cfg.added_mass_kg

@@ -53,20 +53,19 @@ class Safety:
     """Checks each tick's sample and turns the policy's targets into the command the motors get (policy order)."""
 
     def __init__(self, meta: dict[str, Any], cfg: SafetyConfig, dt: float, where: str = "runtime: the policy"):
-        """``where``: how a refusal names the policy file (``schema.held_servos``)."""
+        """``where``: how a refusal names the policy file (``schema.servos``)."""
         self.cfg, self.dt = cfg, dt
-        held_kp, held_kd, held_torque = schema.held_servos(meta, where)
+        servos = schema.servos(meta, where)
         self.hold = np.asarray(meta.get("held_joint_pos", []), dtype=np.float64)
         """The held joints' targets (rad), appended to the policy's in every mode."""
-        self.kp = np.asarray(list(meta["kp"]) + held_kp, dtype=np.float64)
-        self.kd = np.asarray(list(meta["kd"]) + held_kd, dtype=np.float64)
-        self.default = np.concatenate([np.asarray(meta["default_joint_pos"], dtype=np.float64), self.hold])
+        self.kp = np.asarray(servos.kp, dtype=np.float64)
+        self.kd = np.asarray(servos.kd, dtype=np.float64)
+        self.default = np.asarray(servos.pose, dtype=np.float64)
         ranges = list(meta["joint_pos_limits"]) + [[None, None]] * len(self.hold)
         lim = np.array([[-np.inf if lo is None else lo, np.inf if hi is None else hi] for lo, hi in ranges],
                        dtype=np.float64)
         self.low, self.high = lim[:, 0] + cfg.limit_margin, lim[:, 1] - cfg.limit_margin
-        self.torque = np.array([np.inf if t is None else t for t in list(meta["torque_limits"]) + held_torque],
-                               dtype=np.float64)
+        self.torque = np.asarray(servos.torque_limits, dtype=np.float64)
         self.mode = "run"
         self.reason = ""
         """Why the mode first left ``run`` (one line)."""
