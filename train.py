@@ -166,35 +166,21 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     return train(args)
 
 
-def resolve_teacher(cfg: Any, data: dict | None, ckpt_path: Path | None) -> dict | None:
-    """Distillation: the teacher record (from algorithm.teacher, or the one stored in the checkpoint resumed), read
-    and checked before any env is built; None for PPO. One-line errors: a missing teacher, an unreadable file, a
-    resume with another algorithm or teacher."""
-    from rl_core.errors import CheckpointError, ConfigError
+def prepare_algorithm(cfg: Any, data: dict | None, ckpt_path: Path | None) -> dict | None:
+    """What the algorithm reads before any env is built (``Algorithm.prepare``: distillation's teacher, from
+    algorithm.teacher or the checkpoint resumed). One-line errors: a resume with another algorithm, a missing
+    teacher, an unreadable file."""
+    from rl_core.errors import CheckpointError
 
-    alg = cfg.algorithm
-    saved = data.get("config", {}).get("algorithm", {}) if data is not None else {}
+    name = cfg.algorithm.name
     if data is not None:
-        if saved.get("name", "ppo") != alg.name:
-            raise CheckpointError(f"checkpoint error: {ckpt_path} was trained with algorithm.name="
-                                  f"{saved.get('name', 'ppo')}, this run has algorithm.name={alg.name}; resume with "
-                                  "the same algorithm")
-    if not alg.distillation:
-        return None
-    if data is not None:
-        if alg.teacher != saved.get("teacher"):
-            raise ConfigError("algorithm.teacher", alg.teacher, f"{saved.get('teacher')!r} when resuming (the "
-                              "checkpoint holds its teacher)")
-        record = data.get("algorithm", {}).get("teacher")
-        if record is None:
-            raise CheckpointError(f"checkpoint error: {ckpt_path} holds no distillation teacher")
-        return record
-    if alg.teacher is None:
-        raise ConfigError("algorithm.teacher", None, "a checkpoint file or run folder of the teacher with "
-                          "algorithm.name=distillation, e.g. algorithm.teacher=runs/quadruped-flat/<run>")
-    from rl_core.distillation import load_teacher
+        saved = data.get("config", {}).get("algorithm", {}).get("name", "ppo")
+        if saved != name:
+            raise CheckpointError(f"checkpoint error: {ckpt_path} was trained with algorithm.name={saved}, this run "
+                                  f"has algorithm.name={name}; resume with the same algorithm")
+    from rl_core.algorithms import algorithm_class
 
-    return load_teacher(alg.teacher)
+    return algorithm_class(name).prepare(cfg.algorithm, data, str(ckpt_path))
 
 
 def train(args: argparse.Namespace) -> int:
@@ -204,7 +190,7 @@ def train(args: argparse.Namespace) -> int:
     # under nohup or in a background job): a signal during the setup stops before the first iteration.
     with stop_on_signals() as stop:
         spec, cfg, data, ckpt_path = resolve_config(args)
-        teacher = resolve_teacher(cfg, data, ckpt_path)
+        prepared = prepare_algorithm(cfg, data, ckpt_path)
 
         import dataclasses
 
@@ -214,7 +200,7 @@ def train(args: argparse.Namespace) -> int:
             device = distributed.init_from_environment(cfg.runner.device)
             cfg = dataclasses.replace(cfg, runner=dataclasses.replace(cfg.runner, device=device))
         try:
-            return _train(args, spec, cfg, data, ckpt_path, distributed.is_main(), teacher, stop)
+            return _train(args, spec, cfg, data, ckpt_path, distributed.is_main(), prepared, stop)
         finally:
             distributed.shutdown()
 
@@ -229,7 +215,7 @@ def stop_line(signum: int, iteration: int, checkpoint: Path | None, run_dir: Pat
 
 
 def _train(args: argparse.Namespace, spec: Any, cfg: Any, data: dict | None, ckpt_path: Path | None, main: bool,
-           teacher: dict | None = None, stop: StopRequest | None = None) -> int:
+           prepared: dict | None = None, stop: StopRequest | None = None) -> int:
     from rl_core import checkpoint as ckpt
     from rl_core import distributed
     from rl_core.config_io import dump_yaml
@@ -271,7 +257,7 @@ def _train(args: argparse.Namespace, spec: Any, cfg: Any, data: dict | None, ckp
     env = spec.make_env(cfg.env, torch.device(cfg.runner.device))
     try:
         runner = OnPolicyRunner(env, cfg, task=spec.name, run_dir=run_dir, quiet=args.quiet or not main,
-                                teacher=teacher)
+                                prepared=prepared)
         if data is not None:
             runner.load_state_dict(data, source=str(ckpt_path))
             runner.last_checkpoint = ckpt_path

@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> dict:
     cfg = dataclasses.replace(cfg, env=env_cfg, runner=dataclasses.replace(cfg.runner, device=args.device))
     env = spec.make_env(cfg.env, torch.device(args.device))
     runner = OnPolicyRunner(env, cfg, task=args.task, quiet=True)
-    runner.obs = runner._to_device(env.reset(seed=0))
+    runner.start()
     physics = getattr(env, "physics", None)
     physics_s = [0.0]
     if physics is not None and args.device == "cpu":  # native stepping is synchronous: wall time is its cost

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import torch
 
-from rl_core.config import PolicyConfig, PPOConfig
+from rl_core.config import PolicyConfig, AlgorithmConfig
 from rl_core.env_api import ActionSpec
 from rl_core.modules.actor_critic import ActorCritic
 from rl_core.ppo import PPO
@@ -75,7 +75,7 @@ def random_step(N: int, device: torch.device, gen: torch.Generator) -> tuple[tor
 def setup_rl_core(T: int, N: int, obs_dim: int, act_dim: int, hidden: list[int], device: torch.device,
                   seed: int, compile: bool = False) -> Callable[[], None]:
     pcfg = PolicyConfig(actor_hidden_dims=tuple(hidden), critic_hidden_dims=tuple(hidden), activation="elu")
-    cfg = PPOConfig(**HP, compile=compile)  # type: ignore[arg-type]
+    cfg = AlgorithmConfig(**HP, compile=compile)  # type: ignore[arg-type]
     policy = ActorCritic(obs_dim, None, ActionSpec(discrete=False, n=act_dim), pcfg).to(device)
     alg = PPO(policy, cfg, total_iterations=1, device=device)
     head = policy.head

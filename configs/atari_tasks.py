@@ -7,7 +7,7 @@ import torch
 from envs import atari_wrappers
 from envs.atari import AtariEnvConfig, AtariVecEnv
 from envs.registry import TaskSpec, register
-from rl_core.config import EnvConfig, PolicyConfig, PPOConfig, RunnerConfig, TrainConfig
+from rl_core.config import EnvConfig, PolicyConfig, AlgorithmConfig, RunnerConfig, TrainConfig
 
 
 def _make_atari_env(cfg: EnvConfig, device: torch.device) -> AtariVecEnv:
@@ -24,9 +24,10 @@ def atari_config(env_id: str) -> TrainConfig:
         env=AtariEnvConfig(env_id=env_id, num_envs=8),
         policy=PolicyConfig(encoder="cnn", share_encoder=True, actor_hidden_dims=(), critic_hidden_dims=(),
                             activation="relu", normalize_obs=False),
-        algorithm=PPOConfig(num_learning_epochs=4, num_mini_batches=4, clip_param=0.1, gamma=0.99, lam=0.95,
-                            learning_rate=2.5e-4, schedule="linear", entropy_coef=0.01, value_loss_coef=0.25,
-                            max_grad_norm=0.5, use_clipped_value_loss=True, normalize_advantage_per_minibatch=True),
+        algorithm=AlgorithmConfig(num_learning_epochs=4, num_mini_batches=4, clip_param=0.1, gamma=0.99, lam=0.95,
+                                  learning_rate=2.5e-4, schedule="linear", entropy_coef=0.01, value_loss_coef=0.25,
+                                  max_grad_norm=0.5, use_clipped_value_loss=True,
+                                  normalize_advantage_per_minibatch=True),
         runner=RunnerConfig(num_steps_per_env=128, max_env_steps=10_000_000, save_interval=50),
     )
 

@@ -19,7 +19,7 @@ from envs.registry import TaskSpec, register
 from envs.robots.quadruped import QUADRUPED
 from envs.robots.spec import RobotSpec
 from envs.tasks.locomotion_config import LocomotionEnvConfig
-from rl_core.config import PPOConfig, TrainConfig
+from rl_core.config import AlgorithmConfig, TrainConfig
 
 DISTILL_NOISE_STD = 0.1
 """The student's action std while it collects (never trained by distillation): small, so the student visits the
@@ -33,9 +33,9 @@ def distill_config(base: TrainConfig, gpu: bool = False) -> TrainConfig:
     return dataclasses.replace(
         base,
         policy=dataclasses.replace(base.policy, init_noise_std=DISTILL_NOISE_STD),
-        algorithm=PPOConfig(name="distillation", teacher=None, teacher_obs="critic", distillation_loss="mse",
-                            learning_rate=1e-3, schedule="fixed", num_learning_epochs=2, num_mini_batches=4,
-                            max_grad_norm=1.0),
+        algorithm=AlgorithmConfig(name="distillation", teacher=None, teacher_obs="critic", distillation_loss="mse",
+                                  learning_rate=1e-3, schedule="fixed", num_learning_epochs=2, num_mini_batches=4,
+                                  max_grad_norm=1.0),
         runner=dataclasses.replace(base.runner, max_iterations=300 if gpu else 95,
                                    save_interval=base.runner.save_interval if gpu else 20))
 

@@ -8,7 +8,7 @@ import torch
 
 from envs.gym import GymEnvConfig, GymVecEnv
 from envs.registry import TaskSpec, register
-from rl_core.config import EnvConfig, PolicyConfig, PPOConfig, RunnerConfig, TrainConfig
+from rl_core.config import EnvConfig, PolicyConfig, AlgorithmConfig, RunnerConfig, TrainConfig
 
 
 def _make_gym_env(cfg: EnvConfig, device: torch.device) -> GymVecEnv:
@@ -21,8 +21,8 @@ def generic_config(env_id: str) -> TrainConfig:
     return TrainConfig(
         env=GymEnvConfig(env_id=env_id, num_envs=16),
         policy=PolicyConfig(actor_hidden_dims=(64, 64), critic_hidden_dims=(64, 64), activation="tanh"),
-        algorithm=PPOConfig(num_learning_epochs=10, num_mini_batches=8, learning_rate=3e-4, schedule="adaptive",
-                            entropy_coef=0.0, normalize_rewards=True),
+        algorithm=AlgorithmConfig(num_learning_epochs=10, num_mini_batches=8, learning_rate=3e-4, schedule="adaptive",
+                                  entropy_coef=0.0, normalize_rewards=True),
         runner=RunnerConfig(num_steps_per_env=128, max_iterations=500, save_interval=100),
     )
 
@@ -35,8 +35,8 @@ def cartpole() -> TrainConfig:
     return TrainConfig(
         env=GymEnvConfig(env_id="CartPole-v1", num_envs=8),
         policy=PolicyConfig(actor_hidden_dims=(64, 64), critic_hidden_dims=(64, 64), activation="tanh"),
-        algorithm=PPOConfig(num_learning_epochs=10, num_mini_batches=4, gamma=0.98, lam=0.8, learning_rate=2e-3,
-                            schedule="linear", entropy_coef=0.0),
+        algorithm=AlgorithmConfig(num_learning_epochs=10, num_mini_batches=4, gamma=0.98, lam=0.8, learning_rate=2e-3,
+                                  schedule="linear", entropy_coef=0.0),
         # One thread: faster for these tiny networks, and results do not depend on the machine's core count.
         runner=RunnerConfig(num_steps_per_env=32, max_env_steps=100_000, save_interval=100, torch_threads=1),
     )
@@ -47,8 +47,8 @@ def pendulum() -> TrainConfig:
         env=GymEnvConfig(env_id="Pendulum-v1", num_envs=8),
         policy=PolicyConfig(actor_hidden_dims=(64, 64), critic_hidden_dims=(64, 64), activation="tanh",
                             init_noise_std=0.5, min_std=0.2),
-        algorithm=PPOConfig(num_learning_epochs=10, num_mini_batches=32, gamma=0.9, lam=0.9, learning_rate=1e-3,
-                            schedule="linear", entropy_coef=0.01, max_grad_norm=0.5, normalize_rewards=True),
+        algorithm=AlgorithmConfig(num_learning_epochs=10, num_mini_batches=32, gamma=0.9, lam=0.9, learning_rate=1e-3,
+                                  schedule="linear", entropy_coef=0.01, max_grad_norm=0.5, normalize_rewards=True),
         runner=RunnerConfig(num_steps_per_env=256, max_env_steps=200_000, save_interval=100, torch_threads=1),
     )
 
@@ -65,8 +65,8 @@ def pendulum_masked() -> TrainConfig:
         env=GymEnvConfig(env_id="Pendulum-v1", num_envs=16, obs_mask=(2,)),
         policy=PolicyConfig(actor_hidden_dims=(64,), critic_hidden_dims=(64,), activation="tanh",
                             init_noise_std=0.5, min_std=0.2, memory="gru", memory_size=64, memory_layers=1),
-        algorithm=PPOConfig(num_learning_epochs=10, num_mini_batches=8, gamma=0.9, lam=0.9, learning_rate=1e-3,
-                            schedule="linear", entropy_coef=0.01, max_grad_norm=0.5, normalize_rewards=True),
+        algorithm=AlgorithmConfig(num_learning_epochs=10, num_mini_batches=8, gamma=0.9, lam=0.9, learning_rate=1e-3,
+                                  schedule="linear", entropy_coef=0.01, max_grad_norm=0.5, normalize_rewards=True),
         runner=RunnerConfig(num_steps_per_env=64, max_env_steps=PENDULUM_MASKED_MAX_ENV_STEPS, save_interval=100,
                             torch_threads=1),
     )
@@ -77,8 +77,8 @@ def bipedal_walker() -> TrainConfig:
         env=GymEnvConfig(env_id="BipedalWalker-v3", num_envs=32),
         policy=PolicyConfig(actor_hidden_dims=(256, 256), critic_hidden_dims=(256, 256), activation="tanh",
                             init_noise_std=1.0),
-        algorithm=PPOConfig(num_learning_epochs=10, num_mini_batches=32, gamma=0.999, lam=0.95, learning_rate=3e-4,
-                            schedule="adaptive", entropy_coef=0.001, normalize_rewards=True),
+        algorithm=AlgorithmConfig(num_learning_epochs=10, num_mini_batches=32, gamma=0.999, lam=0.95,
+                                  learning_rate=3e-4, schedule="adaptive", entropy_coef=0.001, normalize_rewards=True),
         runner=RunnerConfig(num_steps_per_env=128, max_env_steps=5_000_000, save_interval=100),
     )
 

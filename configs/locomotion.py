@@ -27,7 +27,7 @@ from envs.robots.spec import RobotSpec
 from envs.tasks.locomotion import LocomotionEnv
 from envs.tasks.locomotion_config import CommandConfig, LocomotionEnvConfig, RewardScales
 from envs.terrain.config import HeightScanConfig, TerrainConfig
-from rl_core.config import EnvConfig, PolicyConfig, PPOConfig, RunnerConfig, TrainConfig
+from rl_core.config import EnvConfig, PolicyConfig, AlgorithmConfig, RunnerConfig, TrainConfig
 
 
 def flat_config(env: Optional[LocomotionEnvConfig] = None, gpu: Optional[bool] = None) -> TrainConfig:
@@ -42,8 +42,8 @@ def flat_config(env: Optional[LocomotionEnvConfig] = None, gpu: Optional[bool] =
         # iterations learned about half as fast (same seed, 1024 envs: errors 0.38 vs 0.52 m/s at iteration 100).
         policy=PolicyConfig(actor_hidden_dims=(128, 64, 32), critic_hidden_dims=(128, 64, 32), activation="elu",
                             init_noise_std=1.0, min_std=0.05, max_std=2.0, orthogonal_init=False),
-        algorithm=PPOConfig(num_learning_epochs=5, num_mini_batches=4, clip_param=0.2, gamma=0.99, lam=0.95,
-                            learning_rate=1e-3, schedule="adaptive", desired_kl=0.01, entropy_coef=0.01),
+        algorithm=AlgorithmConfig(num_learning_epochs=5, num_mini_batches=4, clip_param=0.2, gamma=0.99, lam=0.95,
+                                  learning_rate=1e-3, schedule="adaptive", desired_kl=0.01, entropy_coef=0.01),
         runner=RunnerConfig(num_steps_per_env=24, max_iterations=1500 if gpu else 300, save_interval=50 if gpu else 25,
                             device="cuda" if gpu else "cpu"),
     )

@@ -102,7 +102,7 @@ class PolicyConfig:
 
 
 @dataclass(frozen=True)
-class PPOConfig:
+class AlgorithmConfig:
     """The learning algorithm: Proximal Policy Optimization (rsl_rl names; defaults of the design notes), or
     teacher-student distillation (``name: distillation``), which uses the epoch, minibatch, learning-rate and
     gradient-clip fields and ignores the PPO-only ones (clip, discount, GAE, value and entropy terms)."""
@@ -200,11 +200,6 @@ class PPOConfig:
             require(not self.compile, "algorithm.compile", self.compile,
                     "false with algorithm.name=distillation (its update runs eagerly)")
 
-    @property
-    def distillation(self) -> bool:
-        """True when the algorithm is teacher-student distillation."""
-        return self.name == "distillation"
-
 
 @dataclass(frozen=True)
 class RunnerConfig:
@@ -263,7 +258,7 @@ class TrainConfig:
     """Environment settings (the concrete type depends on the task)."""
     policy: PolicyConfig = field(default_factory=PolicyConfig)
     """Networks and action distribution."""
-    algorithm: PPOConfig = field(default_factory=PPOConfig)
+    algorithm: AlgorithmConfig = field(default_factory=AlgorithmConfig)
     """The learning algorithm (PPO or distillation) and its hyperparameters."""
     runner: RunnerConfig = field(default_factory=RunnerConfig)
     """Training loop settings."""

@@ -21,17 +21,15 @@ from torch import nn
 
 from rl_core import checkpoint as ckpt
 from rl_core import distributed
-from rl_core.config import PolicyConfig, PPOConfig
+from rl_core.algorithm import Algorithm
+from rl_core.config import AlgorithmConfig, PolicyConfig, TrainConfig
 from rl_core.config_io import from_dict
-from rl_core.env_api import ActionSpec
+from rl_core.env_api import ActionSpec, Obs, VecEnv
 from rl_core.errors import CheckpointError, ConfigError, UserError
-from rl_core.learner import Learner
 from rl_core.modules.actor_critic import ActorCritic
-from rl_core.modules.recurrent_steps import sequence_params
-from rl_core.storage import RolloutStorage, gather
-
-BATCH_KEYS = ("obs", "teacher_actions", "weights")
-"""The rollout entries a distillation minibatch reads."""
+from rl_core.modules.recurrent_steps import actor_step, sequence_params
+from rl_core.storage import gather
+from rl_core.transition import Transition
 
 
 def load_teacher(path: str) -> dict[str, Any]:
@@ -116,15 +114,16 @@ def distillation_loss(policy: ActorCritic, batch: dict[str, torch.Tensor], kind:
     return (per_element.mean(-1) * w).sum() / w.sum().clamp(min=1.0)
 
 
-class Distillation(Learner):
-    """Owns the teacher, the student's optimizer and the learning rate (``Learner``); ``update`` consumes a filled
-    RolloutStorage whose ``teacher_actions`` the runner filled with ``label``."""
+class Distillation(Algorithm):
+    """Owns the teacher, the student's optimizer and the learning rate, and the rollout (``Algorithm``): the
+    student acts, the teacher labels every step, and ``update`` regresses the student onto the labels."""
 
     LOG_NAMES = {"Loss/distillation": "distillation_loss", "Loss/learning_rate": "learning_rate",
                  "Loss/grad_norm": "grad_norm", "Loss/minibatch_updates": "num_minibatch_updates"}
 
-    def __init__(self, policy: ActorCritic, cfg: PPOConfig, total_iterations: int, device: torch.device,
-                 obs_dims: dict[str, int], action_spec: ActionSpec, teacher: dict[str, Any] | None = None):
+    def __init__(self, policy: ActorCritic, cfg: AlgorithmConfig, total_iterations: int, device: torch.device,
+                 obs_dims: dict[str, int], action_spec: ActionSpec, num_envs: int, steps_per_env: int,
+                 generator: torch.Generator, teacher: dict[str, Any] | None = None):
         """``teacher``: a record of ``load_teacher`` (or of a student checkpoint); None: load ``cfg.teacher``."""
         if action_spec.discrete:
             raise ConfigError("algorithm.name", cfg.name, "'ppo' for a task with discrete actions (distillation "
@@ -134,19 +133,53 @@ class Distillation(Learner):
                 raise ConfigError("algorithm.teacher", None, "a checkpoint file or run folder of the teacher with "
                                   "algorithm.name=distillation")
             teacher = load_teacher(cfg.teacher)
-        self.policy = policy
-        self.obs_dims, self.action_spec, self.device = dict(obs_dims), action_spec, device
+        self.obs_dims, self.action_spec = dict(obs_dims), action_spec
         self.teacher_record = teacher
         self.teacher = build_teacher(teacher, self.obs_dims, action_spec, cfg.teacher_obs, device)
         # The actor alone: the critic is not trained, and the std gets no gradient from a loss on the mean.
         skip = {id(p) for p in policy.critic_parameters()} | {id(p) for p in policy.head.parameters()}
         self._params = [p for p in policy.parameters() if id(p) not in skip]
-        super().__init__(self._params, cfg, total_iterations, device)
+        super().__init__(policy, cfg, total_iterations, device, self._params, num_envs, steps_per_env, generator)
+
+    @classmethod
+    def prepare(cls, cfg: AlgorithmConfig, resumed: dict[str, Any] | None, source: str) -> dict[str, Any]:
+        """The teacher record, read and checked before any env is built: from ``algorithm.teacher``, or the one
+        stored in the checkpoint being resumed (whose ``algorithm.teacher`` must then be the same)."""
+        if resumed is not None:
+            saved = resumed.get("config", {}).get("algorithm", {})
+            if cfg.teacher != saved.get("teacher"):
+                raise ConfigError("algorithm.teacher", cfg.teacher, f"{saved.get('teacher')!r} when resuming (the "
+                                  "checkpoint holds its teacher)")
+            record = resumed.get("algorithm", {}).get("teacher")
+            if record is None:
+                raise CheckpointError(f"checkpoint error: {source} holds no distillation teacher")
+            return record
+        if cfg.teacher is None:
+            raise ConfigError("algorithm.teacher", None, "a checkpoint file or run folder of the teacher with "
+                              "algorithm.name=distillation, e.g. algorithm.teacher=runs/quadruped-flat/<run>")
+        return load_teacher(cfg.teacher)
+
+    @classmethod
+    def build(cls, policy: ActorCritic, cfg: TrainConfig, env: VecEnv, generator: torch.Generator,
+              prepared: dict[str, Any] | None) -> Distillation:
+        return cls(policy, cfg.algorithm, cfg.total_iterations, torch.device(cfg.runner.device), env.obs_dims,
+                   env.action_spec, env.num_envs, cfg.runner.num_steps_per_env, generator, prepared)
 
     @torch.no_grad()
     def label(self, teacher_obs: torch.Tensor) -> torch.Tensor:
         """The teacher's deterministic action on raw observations of group ``cfg.teacher_obs``."""
         return self.teacher.act_inference(teacher_obs)
+
+    def act(self, obs: Obs) -> torch.Tensor:
+        """DAgger: the student acts (actor only, normalizer updated first) and the teacher labels the same step."""
+        policy = self.policy
+        policy.update_normalizers(obs["policy"], None)
+        obs_n = policy.obs_normalizer(obs["policy"])
+        params, self._next_hidden = actor_step(policy, obs_n, self.hidden)
+        actions = policy.head.sample(params, self.generator)
+        self._pending = Transition(obs=obs_n, teacher_actions=self.label(obs[self.cfg.teacher_obs]),
+                                   hidden=self.hidden)
+        return self._env_action(actions)
 
     def _step(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         """One minibatch: loss, gradients (averaged over ranks), clipping, the Adam step (skipped on the device when
@@ -159,15 +192,14 @@ class Distillation(Learner):
         nonfinite = self._guarded_step(loss, grad_norm)
         return {"distillation_loss": loss.detach(), "grad_norm": grad_norm.detach(), "nonfinite": nonfinite}
 
-    def update(self, storage: RolloutStorage, generator: torch.Generator | None) -> dict[str, torch.Tensor]:
+    def update(self) -> dict[str, torch.Tensor]:
         """Epochs x minibatches of the distillation loss; returns per-iteration means (on device)."""
-        cfg = self.cfg
+        cfg, storage, generator = self.cfg, self.storage, self.generator
         batches: Iterator[dict[str, torch.Tensor]]
         if storage.hidden is not None:
-            batches = storage.recurrent_minibatches(cfg.num_mini_batches, cfg.num_learning_epochs, generator,
-                                                    keys=BATCH_KEYS)
+            batches = storage.recurrent_minibatches(cfg.num_mini_batches, cfg.num_learning_epochs, generator)
         else:
-            flat = {k: v for k, v in storage.flat().items() if k in BATCH_KEYS}
+            flat = storage.flat()
             batches = (gather(flat, idx) for idx in
                        storage.minibatch_indices(cfg.num_mini_batches, cfg.num_learning_epochs, generator))
         return self._means(self._step(batch) for batch in batches)

@@ -10,8 +10,8 @@ individually; the returned observation of a done env is already the first of its
 This module is the whole contract the learning side reads: everything the runner, the evaluator and ``play.py``
 read from an env is declared here (what play.py's video and viewer read of a MuJoCo task: ``envs/recorders.py``),
 as ``VecEnv``, the typed ``StepInfo`` of ``step`` and the optional capabilities (``PixelObservations``,
-``Checkpointable``, ``Exportable``, ``CommandBreakdown``, ``Symmetric``), which callers test with ``isinstance``
-(runtime-checkable Protocols) instead of probing for attributes.
+``Checkpointable``, ``FiniteOutputs``, ``Exportable``, ``CommandBreakdown``, ``Symmetric``), which callers test
+with ``isinstance`` (runtime-checkable Protocols) instead of probing for attributes.
 """
 
 from __future__ import annotations
@@ -99,6 +99,15 @@ class Checkpointable(Protocol):
     def state_dict(self) -> dict[str, Any]: ...
 
     def load_state_dict(self, state: dict[str, Any]) -> None: ...
+
+
+@runtime_checkable
+class FiniteOutputs(Protocol):
+    """An env whose observations (final ones included) and rewards are always finite: it replaces non-finite values
+    itself and marks those transitions ``invalid``, so the learner does not check them again."""
+
+    outputs_finite: bool
+    """True: the guarantee holds."""
 
 
 @runtime_checkable

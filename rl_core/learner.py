@@ -13,7 +13,7 @@ from typing import ClassVar
 import torch
 from torch import nn
 
-from rl_core.config import PPOConfig
+from rl_core.config import AlgorithmConfig
 
 
 def iteration_means(sums: dict[str, torch.Tensor], count: int, lr: torch.Tensor) -> dict[str, torch.Tensor]:
@@ -33,7 +33,7 @@ class Learner:
     LOG_NAMES: ClassVar[dict[str, str]]
     """TensorBoard name -> key of ``update``'s result (the runner logs these; tools read these names)."""
 
-    def __init__(self, params: list[nn.Parameter], cfg: PPOConfig, total_iterations: int, device: torch.device):
+    def __init__(self, params: list[nn.Parameter], cfg: AlgorithmConfig, total_iterations: int, device: torch.device):
         self.cfg, self.total_iterations = cfg, total_iterations
         self.lr = torch.tensor(cfg.learning_rate, dtype=torch.float32, device=device)
         # capturable on a GPU: the step counts live on the device, so a CUDA graph can replay the update.

@@ -1,21 +1,26 @@
-"""PPO: the loss as a pure function, and the update loop (epochs x shuffled minibatches, lr schedules)."""
+"""PPO: the loss as a pure function, the rollout (``rl_core/algorithm.py``) and the update loop (epochs x shuffled
+minibatches, lr schedules)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import torch
 from torch import nn
 
 from rl_core import distributed
-from rl_core.config import PPOConfig
+from rl_core.algorithm import Algorithm, EnvStep, any_of, finite_obs
+from rl_core.config import AlgorithmConfig, TrainConfig
+from rl_core.env_api import Obs, Symmetric, VecEnv
 from rl_core.errors import ConfigError
 from rl_core.graphed_update import GraphedMinibatch
-from rl_core.learner import Learner
 from rl_core.modules.actor_critic import ActorCritic
-from rl_core.modules.recurrent_steps import sequence_params_and_value
-from rl_core.storage import RolloutStorage, gather
+from rl_core.modules.normalizer import ReturnNormalizer
+from rl_core.modules.recurrent_steps import rollout_step, sequence_params_and_value, value_with_state
+from rl_core.storage import gather
 from rl_core.symmetry import Mirrors, augment, on_normalized
+from rl_core.transition import Transition
 
 LR_MIN, LR_MAX = 1e-5, 1e-2
 """The adaptive schedule's bounds on the learning rate."""
@@ -30,7 +35,7 @@ def normalize(x: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
     return (x - mean) / (var.sqrt() + 1e-8)
 
 
-def ppo_loss(policy: ActorCritic, batch: dict[str, torch.Tensor], cfg: PPOConfig
+def ppo_loss(policy: ActorCritic, batch: dict[str, torch.Tensor], cfg: AlgorithmConfig
              ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """Total loss and detached metrics for one minibatch. Pure: reads ``batch``, changes nothing.
 
@@ -92,8 +97,10 @@ def adaptive_lr(lr: torch.Tensor, kl: torch.Tensor, desired_kl: float) -> torch.
     return torch.where(kl > 2.0 * desired_kl, down, torch.where((kl > 0) & (kl < 0.5 * desired_kl), up, lr))
 
 
-class PPO(Learner):
-    """Owns the optimizer and the learning rate (``Learner``); ``update`` consumes a filled RolloutStorage."""
+class PPO(Algorithm):
+    """Proximal Policy Optimization with its rollout (``Algorithm``): samples actions with their log-probabilities
+    and values, bootstraps truncated episodes from V(final observation), computes GAE after the rollout and runs
+    epochs x shuffled minibatches of ``ppo_loss``."""
 
     LOG_NAMES = {
         "Loss/value": "value_loss", "Loss/surrogate": "surrogate_loss", "Loss/entropy": "entropy",
@@ -102,13 +109,13 @@ class PPO(Learner):
         "Loss/minibatch_updates": "num_minibatch_updates",
     }
 
-    def __init__(self, policy: ActorCritic, cfg: PPOConfig, total_iterations: int, device: torch.device,
-                 mirrors: Mirrors | None = None):
+    def __init__(self, policy: ActorCritic, cfg: AlgorithmConfig, total_iterations: int, device: torch.device,
+                 num_envs: int, steps_per_env: int, generator: torch.Generator, *, mirrors: Mirrors | None = None):
         """``mirrors``: the env's mirror functions (``rl_core.env_api.Symmetric``), needed by ``cfg.symmetry``."""
-        self.policy = policy
         self._mirror_obs = self._check_symmetry(policy, cfg, mirrors)
         self._mirror_actions = mirrors.actions if mirrors is not None else None
-        super().__init__(list(policy.parameters()), cfg, total_iterations, device)
+        super().__init__(policy, cfg, total_iterations, device, list(policy.parameters()), num_envs, steps_per_env,
+                         generator)
         self._loss_backward = torch.compile(self._loss_and_backward) if cfg.compile else self._loss_and_backward
         critic = policy.critic_parameters()
         critic_ids = {id(p) for p in critic}
@@ -119,14 +126,73 @@ class PPO(Learner):
         graphed = (cfg.cuda_graph and device.type == "cuda" and distributed.world_size() == 1
                    and not policy.is_recurrent and self._mirror_obs is None)
         self._graphed = GraphedMinibatch(self._minibatch, device) if graphed else None
+        if cfg.normalize_rewards:
+            self.reward_normalizer = ReturnNormalizer(num_envs, cfg.gamma, device)
 
+    @classmethod
+    def build(cls, policy: ActorCritic, cfg: TrainConfig, env: VecEnv, generator: torch.Generator,
+              prepared: dict[str, Any] | None) -> PPO:
+        mirrors = Mirrors(env.mirror_obs, env.mirror_actions) if isinstance(env, Symmetric) else None
+        return cls(policy, cfg.algorithm, cfg.total_iterations, torch.device(cfg.runner.device), env.num_envs,
+                   cfg.runner.num_steps_per_env, generator, mirrors=mirrors)
+
+    # ------------------------------------------------------------------------------------ rollout
+    def act(self, obs: Obs) -> torch.Tensor:
+        """Sample from the policy on ``obs`` (normalizers updated first), with log-probabilities and values."""
+        policy, head = self.policy, self.policy.head
+        critic_obs = obs.get("critic")
+        policy.update_normalizers(obs["policy"], critic_obs)
+        obs_n = policy.obs_normalizer(obs["policy"])
+        critic_n = policy.critic_obs_normalizer(critic_obs) if policy.asymmetric else obs_n
+        params, values, self._next_hidden = rollout_step(policy, obs_n, critic_n, self.hidden)
+        actions = head.sample(params, self.generator)
+        self._pending = Transition(obs=obs_n, critic_obs=critic_n if policy.asymmetric else None, actions=actions,
+                                   log_probs=head.log_prob(params, actions), dist_params=params, values=values,
+                                   hidden=self.hidden)
+        return self._env_action(actions)
+
+    def _final_values(self, step: EnvStep) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+        """V(final observation) of the envs that ended this step (0 where it or its value is not finite), and
+        ``[N]`` bool: a truncated env whose bootstrap value is not finite. With memory the final observation
+        continues the finished episode, so it is read in the state after this step (before the reset)."""
+        final_obs = step.info.get("final_obs")
+        if final_obs is None:
+            return torch.zeros(self.num_envs, device=self.device), None
+        policy = self.policy
+        final_critic = final_obs["critic" if policy.asymmetric else "policy"].to(self.device, non_blocking=True)
+        final_bad: torch.Tensor | None = None
+        if step.obs_bad is not None:  # the env does not guarantee finite observations
+            cleaned, final_bad = finite_obs({"c": final_critic})
+            final_critic = cleaned["c"]
+        final_values = value_with_state(policy, policy.critic_obs_normalizer(final_critic), self._next_hidden)
+        bad = any_of(final_bad, ~torch.isfinite(final_values))
+        assert bad is not None
+        bad = bad & step.truncated
+        return torch.where(bad, torch.zeros_like(final_values), final_values), bad
+
+    def _learn_rewards(self, step: EnvStep) -> torch.Tensor:
+        if self.reward_normalizer is None:
+            return step.rewards
+        return self.reward_normalizer(step.rewards, step.done)
+
+    def finish_rollout(self, last_obs: Obs) -> dict[str, torch.Tensor]:
+        """GAE over the stored rollout, bootstrapped from V(``last_obs``) (NaN where it was not finite: the storage
+        then refuses that value target); the rollout's scalars with the critic's explained variance."""
+        self.storage.compute_returns(self.bootstrap_values(last_obs), self.cfg.gamma, self.cfg.lam)
+        out = super().finish_rollout(last_obs)
+        returns, values = self.storage.returns, self.storage.values
+        var = returns.var()
+        out["explained_variance"] = torch.where(var > 0, 1.0 - (returns - values).var() / var, torch.zeros_like(var))
+        return out
+
+    # ------------------------------------------------------------------------------------ update
     def _loss_and_backward(self, flat: dict[str, torch.Tensor], idx: torch.Tensor
                            ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """Gather one minibatch, compute the loss and its gradients (compiled as one graph when cfg.compile)."""
         return self._batch_loss_and_backward(gather(flat, idx))
 
     @staticmethod
-    def _check_symmetry(policy: ActorCritic, cfg: PPOConfig, mirrors: Mirrors | None
+    def _check_symmetry(policy: ActorCritic, cfg: AlgorithmConfig, mirrors: Mirrors | None
                         ) -> Callable[[torch.Tensor], torch.Tensor] | None:
         """The observation mirror on normalized observations when ``cfg.symmetry`` is on (None when off)."""
         if cfg.symmetry == "none":
@@ -171,9 +237,9 @@ class PPO(Learner):
         metrics["nonfinite"] = self._guarded_step(loss, metrics["grad_norm"])
         return metrics
 
-    def update(self, storage: RolloutStorage, generator: torch.Generator | None) -> dict[str, torch.Tensor]:
+    def update(self) -> dict[str, torch.Tensor]:
         """Epochs x minibatches of PPO; returns per-iteration means of the loss metrics (on device)."""
-        cfg = self.cfg
+        cfg, storage, generator = self.cfg, self.storage, self.generator
         if not cfg.normalize_advantage_per_minibatch:
             storage.advantages = normalize(storage.advantages, storage.weights)
         steps: Iterator[dict[str, torch.Tensor]]

@@ -1,4 +1,5 @@
-"""RolloutStorage: preallocated ``[T, N, ...]`` tensors on the policy device, filled step by step.
+"""RolloutStorage: ``[T, N, ...]`` tensors on the policy device, one per recorded ``Transition`` field, filled step
+by step (allocated once, at the first step ever recorded).
 
 Observations keep the env's shape and element type: pixel observations stay uint8 (the CNN scales them).
 Recurrent policies also store, per step, the recurrent state the policy had BEFORE the step, and learn from
@@ -8,86 +9,59 @@ action of every step (``teacher_actions``).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import torch
 
-from rl_core.env_api import as_shape
 from rl_core.gae import compute_gae
+from rl_core.transition import FIELDS, MINIBATCH_FIELDS, Transition
 
 
 class RolloutStorage:
-    """One rollout of ``T`` steps from ``N`` envs, then shuffled minibatches over the flattened batch."""
+    """One rollout of ``T`` steps from ``N`` envs, then shuffled minibatches over the flattened batch.
 
-    def __init__(self, T: int, N: int, obs_shape: int | tuple[int, ...], critic_obs_shape: int | tuple[int, ...] | None,
-                 action_dim: int, param_dim: int, device: torch.device, obs_dtype: torch.dtype = torch.float32,
-                 hidden_shape: tuple[int, ...] = (), teacher_action_dim: int = 0):
-        """``hidden_shape``: the policy's recurrent state ``(K, L, N, H)``, or ``()`` for a memoryless policy.
-        ``teacher_action_dim`` > 0 (distillation): also keep the teacher's action of every step."""
+    The buffers are the fields of ``Transition`` (``rl_core/transition.py``) that the rollout's first transition
+    carried, ``[T, N, ...]`` in the element type it gave; ``storage.<field>`` reads a buffer (None for a field this
+    algorithm does not record)."""
+
+    def __init__(self, T: int, N: int, device: torch.device):
         self.T, self.N, self.device = T, N, device
-        f: dict[str, Any] = dict(device=device, dtype=torch.float32)
-        o: dict[str, Any] = dict(device=device, dtype=obs_dtype)
-        self.obs = torch.zeros(T, N, *as_shape(obs_shape), **o)
-        # None: the critic sees the policy observations (no second copy).
-        self.critic_obs = torch.zeros(T, N, *as_shape(critic_obs_shape), **o) if critic_obs_shape is not None else None
-        self.actions = torch.zeros(T, N, action_dim, **f)
-        self.log_probs = torch.zeros(T, N, **f)
-        self.dist_params = torch.zeros(T, N, param_dim, **f)
-        self.values = torch.zeros(T, N, **f)
-        self.rewards = torch.zeros(T, N, **f)
-        self.terminated = torch.zeros(T, N, device=device, dtype=torch.bool)
-        self.truncated = torch.zeros(T, N, device=device, dtype=torch.bool)
-        self.final_values = torch.zeros(T, N, **f)
-        self.weights = torch.ones(T, N, **f)
-        """1: learn from the transition; 0: not (the env marked it invalid, e.g. diverged physics)."""
-        self.advantages = torch.zeros(T, N, **f)
-        self.returns = torch.zeros(T, N, **f)
-        self.hidden: torch.Tensor | None = None
-        """Recurrent state before each step, ``[T, N, K, L, H]`` (None for memoryless policies)."""
-        if hidden_shape:
-            K, L, _, H = hidden_shape
-            self.hidden = torch.zeros(T, N, K, L, H, **f)
-        self.teacher_actions: torch.Tensor | None = (
-            torch.zeros(T, N, teacher_action_dim, **f) if teacher_action_dim > 0 else None)
-        """Distillation: the teacher's (deterministic) action at each step, ``[T, N, A]`` (None otherwise)."""
+        self.buffers: dict[str, torch.Tensor] = {}
+        """Field name -> ``[T, N, ...]`` buffer (``hidden``: ``[T, N, K, L, H]``)."""
+        self.advantages = torch.zeros(T, N, device=device)
+        self.returns = torch.zeros(T, N, device=device)
+        self.has_returns = False
+        """``compute_returns`` ran: the minibatches carry ``advantages`` and ``returns``."""
         self.step = 0
 
-    def add(self, obs: torch.Tensor, critic_obs: torch.Tensor | None, actions: torch.Tensor, log_probs: torch.Tensor,
-            dist_params: torch.Tensor, values: torch.Tensor, rewards: torch.Tensor, terminated: torch.Tensor,
-            truncated: torch.Tensor, final_values: torch.Tensor | None, invalid: torch.Tensor | None = None,
-            hidden: torch.Tensor | None = None, teacher_actions: torch.Tensor | None = None) -> None:
-        """``hidden``: the recurrent state ``[K, L, N, H]`` the policy had before this step (recurrent only);
-        ``teacher_actions``: the teacher's labels of this step (distillation only)."""
+    def __getattr__(self, name: str) -> Any:  # a Tensor, or None for a field this rollout does not keep
+        if name in FIELDS:
+            return self.__dict__["buffers"].get(name)
+        raise AttributeError(f"RolloutStorage has no attribute {name!r}")
+
+    def add(self, transition: Transition) -> None:
+        """Write step ``step``; the first transition ever added declares the buffers (allocated outside inference
+        mode, so the update can learn from them), every later one must carry the same fields."""
         t = self.step
         if t >= self.T:
             raise RuntimeError("RolloutStorage is full; call clear() after the update")
-        if self.hidden is not None:
-            if hidden is None:
-                raise ValueError("this storage is recurrent: add() needs the hidden state before the step")
-            self.hidden[t].copy_(hidden.permute(2, 0, 1, 3))
-        if self.teacher_actions is not None:
-            if teacher_actions is None:
-                raise ValueError("this storage keeps teacher actions: add() needs them")
-            self.teacher_actions[t].copy_(teacher_actions)
-        self.obs[t].copy_(obs)
-        if self.critic_obs is not None and critic_obs is not None:
-            self.critic_obs[t].copy_(critic_obs)
-        self.actions[t].copy_(actions)
-        self.log_probs[t].copy_(log_probs)
-        self.dist_params[t].copy_(dist_params)
-        self.values[t].copy_(values)
-        self.rewards[t].copy_(rewards)
-        self.terminated[t].copy_(terminated)
-        self.truncated[t].copy_(truncated)
-        if invalid is None:
-            self.weights[t].fill_(1.0)
-        else:
-            torch.logical_not(invalid, out=self.weights[t])
-        if final_values is None:
-            self.final_values[t].zero_()
-        else:
-            self.final_values[t].copy_(final_values)
+        first = not self.buffers
+        for name in FIELDS:
+            value = getattr(transition, name)
+            if value is not None and name == "hidden":
+                value = value.permute(2, 0, 1, 3)
+            buffer = self.buffers.get(name)
+            if (value is None) != (buffer is None) and not (first and value is not None):
+                raise ValueError(f"this rollout storage {'keeps' if buffer is not None else 'does not keep'} "
+                                 f"'{name}': every transition must carry the fields of the first one")
+            if value is None:
+                continue
+            if buffer is None:
+                with torch.inference_mode(False):
+                    buffer = self.buffers[name] = torch.zeros(self.T, *value.shape, dtype=value.dtype,
+                                                              device=self.device)
+            buffer[t].copy_(value)
         self.step = t + 1
 
     def clear(self) -> None:
@@ -105,24 +79,15 @@ class RolloutStorage:
         self.weights.mul_(finite)
         zero = torch.zeros_like(adv)
         self.advantages, self.returns = torch.where(finite, adv, zero), torch.where(finite, ret, zero)
+        self.has_returns = True
 
     def flat(self) -> dict[str, torch.Tensor]:
-        """Views of the rollout with time and envs flattened into one sample axis ``[T * N, ...]``."""
+        """Views of the minibatch fields (and the advantages and returns, once computed) with time and envs
+        flattened into one sample axis ``[T * N, ...]``."""
         B = self.T * self.N
-        flat = {
-            "obs": self.obs.reshape(B, *self.obs.shape[2:]),
-            "actions": self.actions.reshape(B, -1),
-            "log_probs": self.log_probs.reshape(B),
-            "dist_params": self.dist_params.reshape(B, -1),
-            "values": self.values.reshape(B),
-            "advantages": self.advantages.reshape(B),
-            "returns": self.returns.reshape(B),
-            "weights": self.weights.reshape(B),
-        }
-        if self.critic_obs is not None:
-            flat["critic_obs"] = self.critic_obs.reshape(B, *self.critic_obs.shape[2:])
-        if self.teacher_actions is not None:
-            flat["teacher_actions"] = self.teacher_actions.reshape(B, -1)
+        flat = {k: v.reshape(B, *v.shape[2:]) for k, v in self.buffers.items() if k in MINIBATCH_FIELDS}
+        if self.has_returns:
+            flat["advantages"], flat["returns"] = self.advantages.reshape(B), self.returns.reshape(B)
         return flat
 
     def minibatch_indices(self, num_mini_batches: int, num_epochs: int, generator: torch.Generator | None
@@ -165,18 +130,15 @@ class RolloutStorage:
         env = torch.arange(N, device=dev).repeat_interleave(T)[starts]
         return {"index": index, "mask": mask, "env": env, "start": sample[starts]}
 
-    def recurrent_minibatches(self, num_mini_batches: int, num_epochs: int, generator: torch.Generator | None,
-                              keys: Collection[str] | None = None) -> Iterator[dict[str, torch.Tensor]]:
+    def recurrent_minibatches(self, num_mini_batches: int, num_epochs: int, generator: torch.Generator | None
+                              ) -> Iterator[dict[str, torch.Tensor]]:
         """rsl_rl's scheme: per epoch, the envs in a fresh random order split into ``num_mini_batches`` groups;
         a minibatch is every trajectory segment of one group, padded ``[T, M, ...]``, with ``hidden [K, L, M, H]``
         the stored state at each segment's start. Padded steps get weight 0 (so every loss mean ignores them);
-        the other per-sample entries are flattened time-major to ``[T * M]`` like the memoryless batches.
-        ``keys``: gather only these entries of ``flat()`` (None: all)."""
+        the other per-sample entries are flattened time-major to ``[T * M]`` like the memoryless batches."""
         assert self.hidden is not None
         layout = self.trajectory_layout()
         flat = self.flat()
-        if keys is not None:
-            flat = {k: v for k, v in flat.items() if k in keys}
         hidden_flat = self.hidden.reshape(self.T * self.N, *self.hidden.shape[2:])
         size = self.N // num_mini_batches
         for _ in range(num_epochs):

@@ -21,11 +21,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from rl_core import distributed  # noqa: E402
-from rl_core.config import PolicyConfig, PPOConfig  # noqa: E402
+from rl_core.config import PolicyConfig, AlgorithmConfig  # noqa: E402
 from rl_core.env_api import ActionSpec  # noqa: E402
 from rl_core.modules.actor_critic import ActorCritic  # noqa: E402
 from rl_core.ppo import PPO  # noqa: E402
-from rl_core.storage import RolloutStorage  # noqa: E402
+from tests.helpers import transition  # noqa: E402
 
 T, N, OBS, ACT = 8, 16, 5, 2
 
@@ -37,8 +37,7 @@ def main(out: Path) -> None:
     torch.manual_seed(0)
     policy = ActorCritic(OBS, None, ActionSpec(False, ACT),
                          PolicyConfig(actor_hidden_dims=(32,), critic_hidden_dims=(32,)))
-    cfg = PPOConfig(num_learning_epochs=3, num_mini_batches=1, schedule="adaptive", desired_kl=0.001)
-    alg = PPO(policy, cfg, total_iterations=10, device=torch.device("cpu"))
+    cfg = AlgorithmConfig(num_learning_epochs=3, num_mini_batches=1, schedule="adaptive", desired_kl=0.001)
 
     g = torch.Generator().manual_seed(1)  # the same full batch on every rank; each keeps its envs' columns
     obs = torch.randn(T, N, OBS, generator=g) * 3 + 1
@@ -52,16 +51,18 @@ def main(out: Path) -> None:
     n = N // world
 
     policy.update_normalizers(obs.reshape(-1, OBS), None)
-    storage = RolloutStorage(T, n, OBS, None, ACT, 2 * ACT, torch.device("cpu"))
+    alg = PPO(policy, cfg, total_iterations=10, device=torch.device("cpu"), num_envs=n, steps_per_env=T,
+              generator=torch.Generator().manual_seed(2))
+    storage = alg.storage
     with torch.no_grad():
         for t in range(T):
             obs_n = policy.obs_normalizer(obs[t])
             params = policy.dist_params(obs_n)
             actions = all_actions[t]
-            storage.add(obs_n, None, actions, policy.head.log_prob(params, actions), params, policy.value(obs_n),
-                        rewards[t], terminated[t], torch.zeros(n, dtype=torch.bool), None)
+            storage.add(transition(obs_n, None, actions, policy.head.log_prob(params, actions), params,
+                                   policy.value(obs_n), rewards[t], terminated[t], torch.zeros(n, dtype=torch.bool)))
         storage.compute_returns(policy.value(policy.obs_normalizer(last_obs)), 0.99, 0.95)
-    alg.update(storage, torch.Generator().manual_seed(2))
+    alg.update()
     out.mkdir(parents=True, exist_ok=True)
     torch.save({"policy": policy.state_dict(), "lr": float(alg.lr)}, out / f"rank{rank}.pt")
     distributed.shutdown()

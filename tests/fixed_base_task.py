@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from envs.registry import TaskSpec
-from rl_core.config import EnvConfig, PolicyConfig, PPOConfig, RunnerConfig, TrainConfig
+from rl_core.config import EnvConfig, PolicyConfig, AlgorithmConfig, RunnerConfig, TrainConfig
 from rl_core.env_api import ActionSpec
 
 XML = """<mujoco><worldbody><body name="link"><joint name="shoulder" type="hinge"/>
@@ -76,7 +76,7 @@ class ReachEnv:
 def _config() -> TrainConfig:
     return TrainConfig(env=ReachEnvConfig(num_envs=4),
                        policy=PolicyConfig(actor_hidden_dims=(8,), critic_hidden_dims=(8,)),
-                       algorithm=PPOConfig(num_mini_batches=1, num_learning_epochs=1),
+                       algorithm=AlgorithmConfig(num_mini_batches=1, num_learning_epochs=1),
                        runner=RunnerConfig(num_steps_per_env=8, max_iterations=1))
 
 

@@ -20,6 +20,7 @@ from rl_core.env_api import ActionSpec, Exportable, PixelObservations, VecEnv, o
 from rl_core.errors import ConfigError
 from rl_core.modules.actor_critic import ActorCritic
 from rl_core.storage import RolloutStorage
+from tests.helpers import transition
 
 CNN = PolicyConfig(encoder="cnn", share_encoder=True, actor_hidden_dims=(), critic_hidden_dims=(), activation="relu",
                    normalize_obs=False)
@@ -101,12 +102,12 @@ def test_bad_atari_values_are_one_line_config_errors():
 
 
 def test_storage_keeps_pixels_as_uint8():
-    s = RolloutStorage(3, 2, (4, 84, 84), None, 1, 4, torch.device("cpu"), torch.uint8)
-    assert s.obs.dtype == torch.uint8 and s.obs.shape == (3, 2, 4, 84, 84)
+    s = RolloutStorage(3, 2, torch.device("cpu"))
     frame = torch.randint(0, 256, (2, 4, 84, 84), dtype=torch.uint8)
     z = torch.zeros(2)
     for _ in range(3):
-        s.add(frame, None, torch.zeros(2, 1), z, torch.zeros(2, 4), z, z, z.bool(), z.bool(), None)
+        s.add(transition(frame, None, torch.zeros(2, 1), z, torch.zeros(2, 4), z, z, z.bool(), z.bool(), None))
+    assert s.obs.dtype == torch.uint8 and s.obs.shape == (3, 2, 4, 84, 84)
     flat = s.flat()["obs"]
     assert flat.dtype == torch.uint8 and flat.shape == (6, 4, 84, 84) and torch.equal(flat[1], frame[1])
 

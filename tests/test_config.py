@@ -6,16 +6,16 @@ import pytest
 
 from configs.gym_tasks import cartpole, pendulum
 from envs.gym import GymEnvConfig
-from rl_core.config import PolicyConfig, PPOConfig, RunnerConfig, TrainConfig
+from rl_core.config import PolicyConfig, AlgorithmConfig, RunnerConfig, TrainConfig
 from rl_core.config_io import apply_overrides, describe, field_docs, from_dict, parse_override, to_dict
 from rl_core.errors import ConfigError
 
 
 @pytest.mark.parametrize("make, field", [
-    (lambda: PPOConfig(num_mini_batches=0), "algorithm.num_mini_batches"),
-    (lambda: PPOConfig(gamma=1.5), "algorithm.gamma"),
-    (lambda: PPOConfig(schedule="cosine"), "algorithm.schedule"),
-    (lambda: PPOConfig(learning_rate=-1.0), "algorithm.learning_rate"),
+    (lambda: AlgorithmConfig(num_mini_batches=0), "algorithm.num_mini_batches"),
+    (lambda: AlgorithmConfig(gamma=1.5), "algorithm.gamma"),
+    (lambda: AlgorithmConfig(schedule="cosine"), "algorithm.schedule"),
+    (lambda: AlgorithmConfig(learning_rate=-1.0), "algorithm.learning_rate"),
     (lambda: RunnerConfig(num_steps_per_env=-3), "runner.num_steps_per_env"),
     (lambda: RunnerConfig(device="tpu"), "runner.device"),
     (lambda: RunnerConfig(max_iterations="ten"), "runner.max_iterations"),
@@ -23,7 +23,7 @@ from rl_core.errors import ConfigError
     (lambda: PolicyConfig(actor_hidden_dims=(64, 0)), "policy.actor_hidden_dims"),
     (lambda: PolicyConfig(min_std=1.0, max_std=0.5), "policy.max_std"),
     (lambda: GymEnvConfig(num_envs=0), "env.num_envs"),
-    (lambda: TrainConfig(env=GymEnvConfig(num_envs=3), algorithm=PPOConfig(num_mini_batches=5),
+    (lambda: TrainConfig(env=GymEnvConfig(num_envs=3), algorithm=AlgorithmConfig(num_mini_batches=5),
                          runner=RunnerConfig(num_steps_per_env=7)), "algorithm.num_mini_batches"),
 ])
 def test_bad_values_name_the_field(make, field):
@@ -34,7 +34,7 @@ def test_bad_values_name_the_field(make, field):
 
 
 def test_configs_are_frozen_and_typed():
-    cfg = PPOConfig(desired_kl=1)  # int is accepted for a float field and stored as float
+    cfg = AlgorithmConfig(desired_kl=1)  # int is accepted for a float field and stored as float
     assert isinstance(cfg.desired_kl, float)
     with pytest.raises(dataclasses.FrozenInstanceError):
         cfg.gamma = 0.5  # type: ignore[misc]
@@ -59,8 +59,8 @@ def test_dict_round_trip_and_docs():
     for make in (cartpole, pendulum):
         cfg = make()
         assert from_dict(make(), to_dict(cfg)) == cfg
-    docs = field_docs(PPOConfig)
-    assert all(docs.get(f.name) for f in dataclasses.fields(PPOConfig))
+    docs = field_docs(AlgorithmConfig)
+    assert all(docs.get(f.name) for f in dataclasses.fields(AlgorithmConfig))
     assert all(field_docs(GymEnvConfig).get(f.name) for f in dataclasses.fields(GymEnvConfig))
     text = "\n".join(describe(cartpole()))
     assert "algorithm.desired_kl=0.01" in text and "Target KL" in text

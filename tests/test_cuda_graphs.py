@@ -7,6 +7,7 @@ import dataclasses
 
 import pytest
 import torch
+from tests.helpers import transition
 
 pytestmark = [pytest.mark.cuda, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")]
 N = 64
@@ -81,7 +82,7 @@ def test_graphed_env_detects_nan_physics_and_recovers():
 
 
 def test_graphed_ppo_update_matches_the_eager_update():
-    from rl_core.config import PolicyConfig, PPOConfig
+    from rl_core.config import PolicyConfig, AlgorithmConfig
     from rl_core.modules.actor_critic import ActorCritic
     from rl_core.ppo import PPO
     from rl_core.storage import RolloutStorage
@@ -92,13 +93,12 @@ def test_graphed_ppo_update_matches_the_eager_update():
         torch.manual_seed(0)
         config = PolicyConfig(actor_hidden_dims=(128, 64, 32), critic_hidden_dims=(128, 64, 32), activation="elu")
         policy = ActorCritic((48,), None, ActionSpec(discrete=False, n=12), config).cuda()
-        return policy, PPO(policy, PPOConfig(num_mini_batches=4, num_learning_epochs=5, cuda_graph=cuda_graph), 10,
-                           torch.device("cuda"))
+        cfg = AlgorithmConfig(num_mini_batches=4, num_learning_epochs=5, cuda_graph=cuda_graph)
+        return policy, PPO(policy, cfg, 10, torch.device("cuda"), 256, 24, torch.Generator(device="cuda"))
 
     (pa, alg_a), (pb, alg_b) = build(True), build(False)
     assert alg_a._graphed is not None and alg_b._graphed is None
-    storage = RolloutStorage(24, 256, (48,), None, 12, pa.head.param_dim, torch.device("cuda"), torch.float32)
-    g = torch.Generator(device="cuda")
+    storage = RolloutStorage(24, 256, torch.device("cuda"))
     for it in range(3):  # iteration 1 warms up, 2 captures, 3 replays
         gen = torch.Generator(device="cuda").manual_seed(100 + it)
         for _t in range(24):
@@ -106,15 +106,18 @@ def test_graphed_ppo_update_matches_the_eager_update():
             with torch.no_grad():
                 params, values = pa.params_and_value(obs, obs)
                 actions = pa.head.sample(params, gen)
-                storage.add(obs, None, actions, pa.head.log_prob(params, actions), params, values,
+                storage.add(transition(obs, None, actions, pa.head.log_prob(params, actions), params, values,
                             torch.randn(256, device="cuda", generator=gen),
                             torch.zeros(256, dtype=torch.bool, device="cuda"),
-                            torch.zeros(256, dtype=torch.bool, device="cuda"), None, None)
+                            torch.zeros(256, dtype=torch.bool, device="cuda"), None, None))
         storage.compute_returns(torch.zeros(256, device="cuda"), 0.99, 0.95)
         adv = storage.advantages.clone()
-        out_a = alg_a.update(storage, g.manual_seed(it))
+        alg_a.storage, alg_b.storage = storage, storage
+        alg_a.generator.manual_seed(it)
+        out_a = alg_a.update()
         storage.advantages = adv
-        out_b = alg_b.update(storage, g.manual_seed(it))
+        alg_b.generator.manual_seed(it)
+        out_b = alg_b.update()
         for k in ("surrogate_loss", "value_loss", "kl", "learning_rate"):
             torch.testing.assert_close(out_a[k], out_b[k], atol=1e-5, rtol=1e-4)
         for x, y in zip(pa.parameters(), pb.parameters(), strict=True):

@@ -12,9 +12,9 @@ import pytest
 import torch
 
 from rl_core import checkpoint as ckpt
-from rl_core.config import EnvConfig, PolicyConfig, PPOConfig, RunnerConfig, TrainConfig
+from rl_core.config import EnvConfig, PolicyConfig, AlgorithmConfig, RunnerConfig, TrainConfig
 from rl_core.config_io import to_dict
-from rl_core.distillation import BATCH_KEYS, distillation_loss
+from rl_core.distillation import distillation_loss
 from rl_core.env_api import ActionSpec, VecEnv
 from rl_core.errors import CheckpointError, ConfigError
 from rl_core.modules.actor_critic import ActorCritic
@@ -100,7 +100,7 @@ def config(teacher: Path | str | None, memory: str = "none", iterations: int = 6
     return TrainConfig(env=EnvConfig(num_envs=16),
                        policy=PolicyConfig(actor_hidden_dims=(32, 32), critic_hidden_dims=(8,), init_noise_std=0.1,
                                            memory=memory, memory_size=16),
-                       algorithm=PPOConfig(**alg),
+                       algorithm=AlgorithmConfig(**alg),
                        runner=RunnerConfig(num_steps_per_env=16, max_iterations=iterations, seed=1, torch_threads=1))
 
 
@@ -116,9 +116,9 @@ def action_error(runner: OnPolicyRunner) -> float:
     s = runner.storage
     with torch.no_grad():
         if s.hidden is not None:
-            batch = next(s.recurrent_minibatches(1, 1, torch.Generator().manual_seed(0), keys=BATCH_KEYS))
+            batch = next(s.recurrent_minibatches(1, 1, torch.Generator().manual_seed(0)))
         else:
-            batch = {k: v for k, v in s.flat().items() if k in BATCH_KEYS}
+            batch = s.flat()
         return float(distillation_loss(runner.policy, batch, "mse"))
 
 
@@ -144,9 +144,9 @@ def test_fake_env_satisfies_the_protocol():
 ])
 def test_bad_distillation_fields_are_one_line_errors(change, field):
     with pytest.raises(ConfigError) as e:
-        PPOConfig(**{"name": "distillation", "schedule": "fixed", **change})
+        AlgorithmConfig(**{"name": "distillation", "schedule": "fixed", **change})
     assert one_line(e).startswith(f"config error: {field}=")
-    PPOConfig(name="ppo", schedule="adaptive")  # the PPO defaults stay valid
+    AlgorithmConfig(name="ppo", schedule="adaptive")  # the PPO defaults stay valid
 
 
 def test_missing_teacher_bad_group_and_mismatches_are_one_line_errors(tmp_path):
@@ -265,7 +265,7 @@ def test_k_plus_k_resumed_equals_2k_straight_without_the_teacher_file(tmp_path, 
     assert record["source"] == str(teacher) and record["obs_dims"] == {"policy": 4}
     assert set(data["policy"]) == set(first.policy.state_dict())
     teacher.unlink()  # resume and play need only the student's checkpoint
-    resumed = runner_for(cfg, teacher=data["algorithm"]["teacher"])
+    resumed = runner_for(cfg, prepared=data["algorithm"]["teacher"])
     resumed.load_state_dict(data)
     resumed.learn()
     a, b = straight.policy.state_dict(), resumed.policy.state_dict()
@@ -296,7 +296,7 @@ def test_resume_with_another_algorithm_is_a_one_line_error(tmp_path):
     student.learn()
     data = student.state_dict()
     ppo = TrainConfig(env=EnvConfig(num_envs=16), policy=student.cfg.policy,
-                      algorithm=PPOConfig(num_mini_batches=4), runner=student.cfg.runner)
+                      algorithm=AlgorithmConfig(num_mini_batches=4), runner=student.cfg.runner)
     with pytest.raises(CheckpointError, match=r"algorithm\.name=distillation, this run has algorithm\.name=ppo") as e:
         runner_for(ppo).load_state_dict(data)
     one_line(e)
@@ -309,10 +309,10 @@ def test_distillation_collect_and_update_make_no_host_syncs(tmp_path):
     runner = runner_for(config(save_teacher(tmp_path / "teacher.pt"), iterations=3, schedule="linear"))
     runner.obs = runner.env.reset(seed=0)
     runner.collect()
-    runner.alg.update(runner.storage, runner.generator)  # warm-up
+    runner.alg.update()  # warm-up
     with CountSyncs() as counter:
         runner.collect()
-        runner.alg.update(runner.storage, runner.generator)
+        runner.alg.update()
     assert counter.calls == []
     assert runner.storage.critic_obs is None and runner.storage.teacher_actions is not None
 
@@ -354,11 +354,11 @@ def test_distilled_recurrent_student_trains_resumes_plays_and_exports_from_the_c
 
 
 def test_dataclass_round_trip_keeps_the_algorithm_fields():
-    cfg = dataclasses.replace(PPOConfig(), name="distillation", schedule="fixed", teacher="runs/x",
+    cfg = dataclasses.replace(AlgorithmConfig(), name="distillation", schedule="fixed", teacher="runs/x",
                               teacher_obs="policy", distillation_loss="huber")
     from rl_core.config_io import from_dict
 
-    assert from_dict(PPOConfig(), to_dict(cfg)) == cfg
+    assert from_dict(AlgorithmConfig(), to_dict(cfg)) == cfg
 
 
 def test_quadruped_blind_distill_task_takes_a_quadruped_flat_teacher(tmp_path, capsys):

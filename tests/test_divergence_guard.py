@@ -93,7 +93,7 @@ def test_planted_explosions_never_reach_the_storage_nor_the_logged_statistics():
     assert physics.qvel.abs().max() < env.env.bounds.base_ang_vel  # the worlds were reset, not left broken
     # logged statistics: means over the worlds that did not diverge
     scalars = runner._reduce(env_log, {k: torch.zeros(()) for k in runner.alg.LOG_NAMES.values()}
-                             | {"nonfinite_updates": torch.zeros(())}, None, torch.ones(()))
+                             | {"nonfinite_updates": torch.zeros(())}, torch.ones(()))
     assert scalars["Train/invalid_transitions"] == 3
     assert scalars["Train/diverged_share"] == pytest.approx(3 / (T * N))
     assert scalars["Env/diverged"] == pytest.approx(3 / (T * N))
@@ -102,8 +102,8 @@ def test_planted_explosions_never_reach_the_storage_nor_the_logged_statistics():
             assert math.isfinite(value) and abs(value) < 10.0, (name, value)  # a 1e6 world would give -1e10
     assert scalars["Env/lin_vel_error"] < 3.0
     # no episode of a diverged world counts (no success; no return)
-    assert all(math.isfinite(v) for v in runner.recent_returns)
-    assert len(runner.recent_stats["success"]) == 0  # the planted worlds ended, with no success value
+    assert all(math.isfinite(v) for v in runner.episodes.recent_returns)
+    assert len(runner.episodes.recent_stats["success"]) == 0  # the planted worlds ended, with no success value
 
 
 def test_the_env_logs_exclude_diverged_worlds():

@@ -21,7 +21,7 @@ from configs.quadruped import quadruped_flat
 from envs.robots.quadruped import QUADRUPED
 from envs.tasks.locomotion import LocomotionEnv
 from rl_core import checkpoint as ckpt
-from rl_core.config import PPOConfig
+from rl_core.config import AlgorithmConfig
 from rl_core.errors import TrainingFault
 from rl_core.ppo import ppo_loss
 from rl_core.runner import OnPolicyRunner
@@ -53,7 +53,7 @@ def test_nan_physics_is_reset_counted_and_not_learned_from():
     weights = runner.storage.weights
     assert weights[2, 1] == 0 and weights[2, 5] == 0  # the diverged transitions
     assert weights.sum() == weights.numel() - 2  # every other one is learned from
-    assert runner._invalid_count.item() == 2
+    assert runner.rollout_log["invalid_transitions"].item() == 2
     assert runner.storage.terminated[2, 1] and runner.storage.terminated[2, 5]
     assert torch.isfinite(runner.env.env.physics.read().qpos).all()  # reset, not left broken
     runner.learn()  # training goes on
@@ -63,7 +63,7 @@ def test_nan_physics_is_reset_counted_and_not_learned_from():
 
 def test_zero_weight_samples_do_not_change_the_loss():
     policy = policy_of()
-    cfg = PPOConfig(normalize_advantage_per_minibatch=True)
+    cfg = AlgorithmConfig(normalize_advantage_per_minibatch=True)
     full = make_batch(policy, n=64)
     valid = {k: v[:40] for k, v in full.items()}
     masked = {k: v.clone() for k, v in full.items()}
@@ -128,15 +128,15 @@ def test_nonfinite_rewards_are_masked_and_a_sustained_share_stops_the_run(tmp_pa
     runner = make_runner(cfg, run_dir=tmp_path)
     runner.env = NanRewardsAfter(runner.env, at=2 * cfg.runner.num_steps_per_env)  # NaN from iteration 3 on
     runner.learn(2)
-    returns = list(runner.recent_returns)
+    returns = list(runner.episodes.recent_returns)
     runner.learn(1)
     storage = runner.storage
     assert (storage.weights == 0).all()  # every transition of iteration 3 masked out of the loss
     assert torch.isfinite(storage.rewards).all() and (storage.rewards == 0).all()
     assert torch.isfinite(storage.returns).all() and torch.isfinite(storage.advantages).all()
-    assert runner._invalid_count.item() == storage.weights.numel()
-    assert all(math.isfinite(r) for r in runner.recent_returns)  # no episode with a NaN return was counted
-    assert list(runner.recent_returns)[: len(returns)] == returns
+    assert runner.rollout_log["invalid_transitions"].item() == storage.weights.numel()
+    assert all(math.isfinite(r) for r in runner.episodes.recent_returns)  # no episode with a NaN return was counted
+    assert list(runner.episodes.recent_returns)[: len(returns)] == returns
     with pytest.raises(TrainingFault) as e:
         runner.learn()
     message = str(e.value)

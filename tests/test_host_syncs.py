@@ -11,7 +11,7 @@ import dataclasses
 import torch
 from torch.overrides import TorchFunctionMode
 
-from rl_core.config import PolicyConfig, PPOConfig, RunnerConfig, TrainConfig
+from rl_core.config import PolicyConfig, AlgorithmConfig, RunnerConfig, TrainConfig
 from rl_core.runner import OnPolicyRunner
 from tests.test_runner import PointEnv
 
@@ -35,7 +35,7 @@ def _runner(schedule: str) -> OnPolicyRunner:
     cfg = TrainConfig(
         env=dataclasses.replace(TrainConfig().env, num_envs=8),
         policy=PolicyConfig(actor_hidden_dims=(16,), critic_hidden_dims=(16,)),
-        algorithm=PPOConfig(num_learning_epochs=2, num_mini_batches=2, schedule=schedule, normalize_rewards=True),
+        algorithm=AlgorithmConfig(num_learning_epochs=2, num_mini_batches=2, schedule=schedule, normalize_rewards=True),
         runner=RunnerConfig(num_steps_per_env=12, max_iterations=3))
     runner = OnPolicyRunner(PointEnv(8), cfg, task="point", quiet=True)
     runner.obs = runner.env.reset(seed=0)
@@ -46,10 +46,10 @@ def test_collect_and_update_make_no_host_syncs():
     for schedule in ("adaptive", "linear"):
         runner = _runner(schedule)
         runner.collect()
-        runner.alg.update(runner.storage, runner.generator)  # warm-up
+        runner.alg.update()  # warm-up
         with CountSyncs() as counter:
             runner.collect()
-            runner.alg.update(runner.storage, runner.generator)
+            runner.alg.update()
         assert counter.calls == [], f"{schedule}: {counter.calls}"
 
 

@@ -16,7 +16,7 @@ from envs.robots.spec import ActuatorGroup
 from envs.robots.sides import MirrorMap, has_twins, missing_twins, twins
 from envs.tasks.locomotion import LocomotionEnv
 from envs.tasks.locomotion_config import LocomotionEnvConfig, NoiseConfig, RandomizationConfig
-from rl_core.config import PolicyConfig, PPOConfig
+from rl_core.config import PolicyConfig, AlgorithmConfig
 from rl_core.env_api import Symmetric
 from rl_core.errors import UserError
 from rl_core.modules.actor_critic import ActorCritic
@@ -115,7 +115,8 @@ def test_an_anybotics_style_robot_offers_the_mirror_to_the_augmentation(tmp_path
         assert names[j] == twins(names)[i] == {"L": "R", "R": "L"}[n[0]] + n[1:]
         assert float(mirrored[i, j]) == (-1.0 if n.endswith("HAA") else 1.0)
     policy = ActorCritic(env.obs_dims["policy"], None, env.action_spec, PolicyConfig())
-    PPO(policy, PPOConfig(symmetry="augment"), 1, torch.device("cpu"), Mirrors(env.mirror_obs, env.mirror_actions))
+    PPO(policy, AlgorithmConfig(symmetry="augment"), 1, torch.device("cpu"), 2, 2, torch.Generator(),
+        mirrors=Mirrors(env.mirror_obs, env.mirror_actions))
     n = 5  # the augmented batch: its mirrored half, mirrored again, is the original
     batch = {"obs": obs, "actions": actions, "weights": torch.ones(n), **{k: torch.randn(n) for k in SAME_KEYS
                                                                          if k not in ("weights",)}}

@@ -7,12 +7,13 @@ import pytest
 import torch
 
 from rl_core import checkpoint as ckpt
-from rl_core.config import EnvConfig, PolicyConfig, PPOConfig, RunnerConfig, TrainConfig
+from rl_core.config import EnvConfig, PolicyConfig, AlgorithmConfig, RunnerConfig, TrainConfig
 from rl_core.errors import ConfigError
 from rl_core.modules.recurrent_steps import rollout_step, sequence_params_and_value, value_with_state
 from rl_core.runner import OnPolicyRunner
 from rl_core.storage import RolloutStorage
 
+from tests.helpers import transition
 from tests.test_runner import PointEnv
 
 
@@ -29,7 +30,7 @@ def config(memory="lstm", iterations=4, num_envs=8, T=10, seed=3):
     return TrainConfig(env=EnvConfig(num_envs=num_envs),
                        policy=PolicyConfig(actor_hidden_dims=(16,), critic_hidden_dims=(16,), memory=memory,
                                            memory_size=8, memory_layers=2),
-                       algorithm=PPOConfig(num_mini_batches=2, num_learning_epochs=2),
+                       algorithm=AlgorithmConfig(num_mini_batches=2, num_learning_epochs=2),
                        runner=RunnerConfig(num_steps_per_env=T, max_iterations=iterations, seed=seed))
 
 
@@ -42,13 +43,16 @@ def test_bad_memory_values_are_one_line_config_errors():
     with pytest.raises(ConfigError, match=r"policy\.memory_layers"):
         PolicyConfig(memory="gru", memory_layers=0)
     with pytest.raises(ConfigError, match=r"algorithm\.num_mini_batches.*divisor of env\.num_envs = 6"):
-        dataclasses.replace(config(num_envs=6, T=4), algorithm=PPOConfig(num_mini_batches=4))
+        dataclasses.replace(config(num_envs=6, T=4), algorithm=AlgorithmConfig(num_mini_batches=4))
     assert not PolicyConfig().recurrent and PolicyConfig(memory="lstm").recurrent
 
 
 def test_trajectory_layout_splits_at_episode_ends_and_pads():
     T, N = 5, 2
-    s = RolloutStorage(T, N, 1, None, 1, 2, torch.device("cpu"), hidden_shape=(2, 1, N, 3))
+    s = RolloutStorage(T, N, torch.device("cpu"))
+    z, no = torch.zeros(N, 1), torch.zeros(N, dtype=torch.bool)
+    for _ in range(T):
+        s.add(transition(z, None, z, z[:, 0], z, z[:, 0], z[:, 0], no, no, hidden=torch.zeros(2, 1, N, 3)))
     s.terminated[1, 0] = True  # env 0: steps 0-1, then 2-4
     s.truncated[3, 1] = True  # env 1: steps 0-3, then 4
     s.weights[4, 1] = 0.0  # an invalid last step still belongs to its segment
@@ -150,11 +154,11 @@ def test_k_plus_k_resumed_equals_2k_straight(tmp_path, memory):
     assert data["hidden"] is not None and data["hidden"].abs().max() > 0
     resumed = OnPolicyRunner(PointEnv(8), config(memory), task="point", quiet=True)
     resumed.load_state_dict(data)
-    assert torch.equal(resumed.hidden, first.hidden)
+    assert torch.equal(resumed.alg.hidden, first.alg.hidden)
     resumed.learn()
     a, b = straight.policy.state_dict(), resumed.policy.state_dict()
     assert all(torch.equal(a[k], b[k]) for k in a)
-    assert torch.equal(straight.hidden, resumed.hidden)
+    assert torch.equal(straight.alg.hidden, resumed.alg.hidden)
 
 
 def test_resume_without_saved_hidden_state_would_differ(tmp_path):

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from rl_core import checkpoint as ckpt
-from rl_core.config import EnvConfig, PolicyConfig, PPOConfig, RunnerConfig, TrainConfig
+from rl_core.config import EnvConfig, PolicyConfig, AlgorithmConfig, RunnerConfig, TrainConfig
 from rl_core.env_api import ActionSpec, VecEnv
 from rl_core.runner import OnPolicyRunner
 
@@ -63,7 +63,7 @@ class PointEnv:
 def config(iterations=4):
     return TrainConfig(env=EnvConfig(num_envs=8),
                        policy=PolicyConfig(actor_hidden_dims=(16,), critic_hidden_dims=(16,)),
-                       algorithm=PPOConfig(num_mini_batches=2, num_learning_epochs=2, normalize_rewards=True),
+                       algorithm=AlgorithmConfig(num_mini_batches=2, num_learning_epochs=2, normalize_rewards=True),
                        runner=RunnerConfig(num_steps_per_env=10, max_iterations=iterations, seed=3))
 
 
@@ -112,7 +112,7 @@ def test_k_plus_k_resumed_equals_2k_straight(tmp_path):
     a, b = straight.policy.state_dict(), resumed.policy.state_dict()
     assert all(torch.equal(a[k], b[k]) for k in a)
     assert straight.env_steps == resumed.env_steps == 4 * 80
-    assert list(straight.recent_returns) == list(resumed.recent_returns)
+    assert list(straight.episodes.recent_returns) == list(resumed.episodes.recent_returns)
     assert dataclasses.asdict(straight.cfg) == dataclasses.asdict(resumed.cfg)
 
 

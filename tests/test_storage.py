@@ -4,14 +4,16 @@ import pytest
 import torch
 
 from rl_core.storage import RolloutStorage, gather
+from tests.helpers import transition
 
 
 def filled(T=6, N=5):
-    s = RolloutStorage(T, N, obs_shape=3, critic_obs_shape=None, action_dim=2, param_dim=4, device=torch.device("cpu"))
+    s = RolloutStorage(T, N, torch.device("cpu"))
     for t in range(T):
         ids = torch.arange(N, dtype=torch.float32) + 100 * t  # unique id per (t, n)
-        s.add(ids[:, None].expand(N, 3), None, ids[:, None].expand(N, 2), ids, ids[:, None].expand(N, 4), ids,
-              torch.zeros(N), torch.zeros(N, dtype=torch.bool), torch.zeros(N, dtype=torch.bool), None)
+        no = torch.zeros(N, dtype=torch.bool)
+        s.add(transition(ids[:, None].expand(N, 3), None, ids[:, None].expand(N, 2), ids, ids[:, None].expand(N, 4),
+                         ids, torch.zeros(N), no, no))
     s.compute_returns(torch.zeros(N), 0.99, 0.95)
     return s
 
@@ -42,19 +44,18 @@ def test_every_sample_once_per_epoch_in_fresh_order():
 def test_add_beyond_capacity_raises():
     s = filled(T=2, N=2)
     with pytest.raises(RuntimeError):
-        s.add(torch.zeros(2, 3), None, torch.zeros(2, 2), torch.zeros(2), torch.zeros(2, 4), torch.zeros(2),
-              torch.zeros(2), torch.zeros(2, dtype=torch.bool), torch.zeros(2, dtype=torch.bool), None)
+        s.add(transition(torch.zeros(2, 3), None, torch.zeros(2, 2), torch.zeros(2), torch.zeros(2, 4), torch.zeros(2),
+              torch.zeros(2), torch.zeros(2, dtype=torch.bool), torch.zeros(2, dtype=torch.bool), None))
 
 
 def test_flat_views_and_gather_keep_critic_and_teacher_rows_aligned():
     T, N = 3, 4
-    s = RolloutStorage(T, N, obs_shape=2, critic_obs_shape=3, action_dim=1, param_dim=2, device=torch.device("cpu"),
-                       teacher_action_dim=1)
+    s = RolloutStorage(T, N, torch.device("cpu"))
     for t in range(T):
         ids = torch.arange(N, dtype=torch.float32) + 10 * t
-        s.add(ids[:, None].expand(N, 2), -ids[:, None].expand(N, 3), ids[:, None], ids, ids[:, None].expand(N, 2),
-              ids, torch.zeros(N), torch.zeros(N, dtype=torch.bool), torch.zeros(N, dtype=torch.bool), None,
-              teacher_actions=2 * ids[:, None])
+        no = torch.zeros(N, dtype=torch.bool)
+        s.add(transition(ids[:, None].expand(N, 2), -ids[:, None].expand(N, 3), ids[:, None], ids,
+                         ids[:, None].expand(N, 2), ids, torch.zeros(N), no, no, teacher_actions=2 * ids[:, None]))
     flat = s.flat()
     assert flat["obs"].data_ptr() == s.obs.data_ptr()  # views, no copy
     batch = gather(flat, torch.tensor([5, 0, 11]))

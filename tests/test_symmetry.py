@@ -10,14 +10,14 @@ import torch
 from envs.robots.mirror import joint_mirror, twin
 from envs.tasks.locomotion import LocomotionEnv
 from envs.tasks.locomotion_config import NoiseConfig, RandomizationConfig
-from rl_core.config import PolicyConfig, PPOConfig, TrainConfig
+from rl_core.config import PolicyConfig, AlgorithmConfig, TrainConfig
 from rl_core.env_api import ActionSpec, Symmetric
 from rl_core.errors import ConfigError
 from rl_core.modules.actor_critic import ActorCritic
 from rl_core.ppo import PPO
-from rl_core.storage import RolloutStorage
 from rl_core.symmetry import Mirrors, augment, on_normalized
 from tests.locomotion_tasks import make_task_env
+from tests.helpers import transition
 
 N = 4
 
@@ -132,11 +132,12 @@ def test_mirror_of_normalized_observations_mirrors_the_raw_ones():
 def test_config_errors():
     policy = _policy()
     with pytest.raises(ConfigError, match="algorithm.symmetry"):  # the env offers no mirror
-        PPO(policy, PPOConfig(symmetry="augment"), 1, torch.device("cpu"), None)
+        PPO(policy, AlgorithmConfig(symmetry="augment"), 1, torch.device("cpu"), 2, 2, torch.Generator())
     with pytest.raises(ConfigError, match="algorithm.symmetry"):  # a recurrent policy
-        PPO(_policy(memory="gru"), PPOConfig(symmetry="augment"), 1, torch.device("cpu"), Mirrors(_flip, _flip))
+        PPO(_policy(memory="gru"), AlgorithmConfig(symmetry="augment"), 1, torch.device("cpu"), 2, 2,
+            torch.Generator(), mirrors=Mirrors(_flip, _flip))
     with pytest.raises(ConfigError, match="algorithm.symmetry"):
-        TrainConfig(policy=PolicyConfig(memory="lstm"), algorithm=PPOConfig(symmetry="augment"))
+        TrainConfig(policy=PolicyConfig(memory="lstm"), algorithm=AlgorithmConfig(symmetry="augment"))
     assert "\n" not in str(ConfigError("algorithm.symmetry", "augment", "x"))
 
 
@@ -159,22 +160,23 @@ def test_one_update_with_augment_runs():
     env = FakeSymmetricEnv()
     assert isinstance(env, Symmetric)
     policy = _policy()
-    cfg = PPOConfig(symmetry="augment", num_mini_batches=2, num_learning_epochs=1)
-    alg = PPO(policy, cfg, 1, torch.device("cpu"), Mirrors(env.mirror_obs, env.mirror_actions))
+    cfg = AlgorithmConfig(symmetry="augment", num_mini_batches=2, num_learning_epochs=1)
     T = 4
-    s = RolloutStorage(T, env.num_envs, 6, None, 2, policy.head.param_dim, torch.device("cpu"))
+    alg = PPO(policy, cfg, 1, torch.device("cpu"), env.num_envs, T, torch.Generator().manual_seed(0),
+              mirrors=Mirrors(env.mirror_obs, env.mirror_actions))
+    s = alg.storage
     g = torch.Generator().manual_seed(0)
     for _ in range(T):
         obs = torch.randn(env.num_envs, 6, generator=g)
         with torch.no_grad():
             params, values = policy.params_and_value(obs, obs)
             actions = policy.head.sample(params, g)
-        s.add(obs, None, actions, policy.head.log_prob(params, actions), params, values,
+        s.add(transition(obs, None, actions, policy.head.log_prob(params, actions), params, values,
               torch.randn(env.num_envs, generator=g), torch.zeros(env.num_envs, dtype=torch.bool),
-              torch.zeros(env.num_envs, dtype=torch.bool), None)
+              torch.zeros(env.num_envs, dtype=torch.bool), None))
     s.compute_returns(torch.zeros(env.num_envs), 0.99, 0.95)
     before = [p.detach().clone() for p in policy.parameters()]
-    out = alg.update(s, torch.Generator().manual_seed(0))
+    out = alg.update()
     assert out["num_minibatch_updates"].item() == 2 and out["nonfinite_updates"].item() == 0
     assert torch.isfinite(out["kl"])
     assert any(not torch.equal(a, b) for a, b in zip(before, policy.parameters(), strict=True))
@@ -187,7 +189,7 @@ def test_runner_refuses_symmetry_for_an_env_without_a_mirror():
         mirror_obs = None  # type: ignore[assignment]
         mirror_actions = None  # type: ignore[assignment]
 
-    cfg = TrainConfig(algorithm=PPOConfig(symmetry="augment", num_mini_batches=2))
+    cfg = TrainConfig(algorithm=AlgorithmConfig(symmetry="augment", num_mini_batches=2))
     cfg = dataclasses.replace(cfg, env=dataclasses.replace(cfg.env, num_envs=4))
     with pytest.raises(ConfigError, match="algorithm.symmetry"):
         OnPolicyRunner(Plain(), cfg, "fake")  # type: ignore[arg-type]

@@ -41,15 +41,15 @@ def main() -> int:
                               runner=dataclasses.replace(cfg.runner, device="cuda"))
     env = spec.make_env(cfg.env, torch.device("cuda"))
     runner = OnPolicyRunner(env, cfg, task=args.task, quiet=True)
-    runner.obs = runner._to_device(env.reset(seed=0))
+    runner.start()
     runner.collect()
-    runner.alg.update(runner.storage, runner.generator)  # warm-up
+    runner.alg.update()  # warm-up
     torch.cuda.synchronize()
 
     counts: dict[str, collections.Counter] = {"collect": collections.Counter(), "update": collections.Counter()}
     for _ in range(args.iterations):
         for phase, fn in (("collect", runner.collect),
-                          ("update", lambda: runner.alg.update(runner.storage, runner.generator))):
+                          ("update", lambda: runner.alg.update())):
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 torch.cuda.set_sync_debug_mode("warn")

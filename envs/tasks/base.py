@@ -44,6 +44,9 @@ class MujocoTask(Generic[S]):
     """The camera a video films through (None: the renderer's free camera)."""
     track_body: int = 0
     """The body the interactive viewer's camera follows (0: the world)."""
+    outputs_finite = True
+    """``rl_core.env_api.FiniteOutputs``: the step replaces non-finite observations and rewards by 0 and marks
+    those transitions ``invalid`` (the divergence guard), so the learner does not check them again."""
 
     def __init__(self, cfg: MujocoEnvConfig, model: mujoco.MjModel, randomized_fields: tuple[str, ...],
                  state: type[S], sizes: dict[str, int], device: torch.device | str):

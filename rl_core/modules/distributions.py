@@ -161,6 +161,10 @@ class CategoricalHead(nn.Module):
     def mode(self, params: torch.Tensor) -> torch.Tensor:
         return params.argmax(-1, keepdim=True).to(params.dtype)
 
+    def env_action(self, actions: torch.Tensor) -> torch.Tensor:
+        """The action index the env takes: ``[..., 1]`` float -> ``[...]`` long."""
+        return actions.squeeze(-1).long()
+
     def log_prob(self, params: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
         return params.gather(-1, actions.long()).squeeze(-1)
 
