@@ -92,3 +92,10 @@ class ResolvedRobot:
     @property
     def num_feet(self) -> int:
         return len(self.foot_names)
+
+    @property
+    def joint_range(self) -> tuple[tuple[float, float] | tuple[None, None], ...]:
+        """``(low, high)`` (rad) of each actuated joint in policy order; ``(None, None)`` for an unlimited one."""
+        m = self.model
+        return tuple((float(m.joint(n).range[0]), float(m.joint(n).range[1])) if m.jnt_limited[m.joint(n).id]
+                     else (None, None) for n in self.joint_names)

@@ -12,29 +12,42 @@ owns what every such task does alike:
 - ``state_dict`` / ``load_state_dict`` (physics state, task state, generator);
 - what play.py's video and viewer read (``model``, ``render_model``, ``camera``, ``track_body``).
 
-The family implements ``_act`` (actions to controls and a physics step), ``_finish_step`` (everything after the
-physics, torch only, no host sync) and ``_reset_all``, and may add to the checkpoint (``_extra_state``).
+The step is one recipe for every family (``_finish_step``, torch only, fixed shapes, no host sync):
+
+    readout -> the family's quantities -> reward terms -> terminations (the shared divergence test, the family's
+    failures, the time limit) -> commands / targets -> observation -> masked reset and restart -> info
+
+and a family supplies its hooks (``_view``, ``_measure``, ``_reward_context``, ``_too_fast``, ``_observe``,
+``_episode_stats``, ``_measures``, ``reset_envs`` and the optional ones below), not a copy of the recipe. Its
+``__init__`` sets what the shared action step reads (``default_joint_pos``, ``action_scale``, ``clip_actions``,
+``ctrl_order``, ``held_pos``) and the reward terms (``_set_rewards``).
 """
 
 from __future__ import annotations
 
-import base64
 import math
-import zlib
+from collections.abc import Mapping
 from typing import Any, Generic, TypeVar
 
 import mujoco
-import numpy as np
 import torch
 
+from envs.physics.base import PhysicsReadout
 from envs.physics.cpu_threads import single_threaded
 from envs.physics.factory import make_physics, resolve_backend
+from envs.tasks.divergence import diverged as diverged_worlds
 from envs.tasks.graphed_step import GraphedStep
 from envs.tasks.mujoco_config import MujocoEnvConfig
+from envs.tasks.report import step_log
+from envs.tasks.reward_terms import RewardTerms
 from envs.tasks.state import TaskState
 from rl_core.env_api import Obs, StepInfo
 
 S = TypeVar("S", bound=TaskState)
+V = Any
+"""A family's view of a readout (its named quantities; the readout itself for a simple family)."""
+Q = Any
+"""A family's quantities of one step (what its hooks share between the recipe's stages)."""
 
 
 class MujocoTask(Generic[S]):
@@ -68,23 +81,92 @@ class MujocoTask(Generic[S]):
         """Masked updates run at fixed shapes whatever the mask (no host sync reads it): on a GPU. On the CPU an
         empty mask skips its work and freshly reset envs alone are observed (a test may switch it on there)."""
         self._all = torch.ones(cfg.num_envs, dtype=torch.bool, device=self.device)
+        self.max_episode_length = self.episode_steps(cfg.episode_length_s)
+        """Control steps of an episode (its time limit, truncated)."""
+        self.randomize_initial_episode_length = cfg.randomize_initial_episode_length
+        self.clip_actions = cfg.clip_actions
+        """Actions are clipped to +-this before they become joint targets."""
+        self.only_positive_rewards = False
+        """Clip a step's total reward at 0 (legged_gym's ``only_positive_rewards``)."""
+        self.resample_steps = 0
+        """Steps between command / target resamples (the family sets it)."""
+        self.default_joint_pos: torch.Tensor = torch.zeros(0, device=self.device)
+        """Joint targets of a zero action (the family sets it)."""
+        self.action_scale: float | torch.Tensor = 1.0
+        """Joint target offset per unit of action: one number, or one per joint."""
+        self.held_pos: torch.Tensor | None = None
+        """Targets of the held joints, appended after the trained ones (None: none held)."""
+        self.ctrl_order: torch.Tensor | None = None
+        """Index into the targets of each actuator (None: the actuators are in target order)."""
         graphable = cfg.cuda_graph and self.backend == "warp" and self.device.type == "cuda"
         self.graphed = GraphedStep(self.state, self._act, self._finish_step, state.names(),
                                    self.generator) if graphable else None
         """The step's task logic as a replayed CUDA graph (MuJoCo Warp on a GPU), else None."""
 
     # ------------------------------------------------------------------------- what a task family implements
-    def _act(self, actions: torch.Tensor) -> torch.Tensor:
-        """Turn ``actions`` into controls and advance the physics one control step; returns the applied actions."""
+    def _view(self, r: PhysicsReadout) -> V:
+        """The family's named quantities of a readout (observations, rewards and terminations read them)."""
+        return r
+
+    def _measure(self, v: V, actions: torch.Tensor) -> Q:
+        """After the physics: the step's quantities, and the clocks the reward terms read advanced."""
         raise NotImplementedError
 
-    def _finish_step(self, actions: torch.Tensor) -> tuple[Obs, torch.Tensor, torch.Tensor, torch.Tensor, StepInfo]:
-        """Everything after the physics (torch only, fixed shapes, no host sync)."""
+    def _reward_context(self, q: Q, actions: torch.Tensor) -> Any:
+        """What the reward terms read (``reward_terms.RewardTerms``)."""
         raise NotImplementedError
 
-    def _reset_all(self) -> Obs:
-        """Reset every env; returns the first observations."""
+    def _too_fast(self, qvel: torch.Tensor) -> torch.Tensor:
+        """``[N]`` bool: a world moves faster than the family's speed bounds (it has diverged)."""
         raise NotImplementedError
+
+    def _failed(self, q: Q) -> torch.Tensor | None:
+        """``[N]`` bool: the episode ends in a failure (terminated; a fall); None: the family has none."""
+        return None
+
+    def _cut(self, q: Q) -> torch.Tensor | None:
+        """``[N]`` bool: the episode is cut short, bootstrapped like the time limit (e.g. a terrain's edge)."""
+        return None
+
+    def _after_rewards(self, q: Q, actions: torch.Tensor) -> None:
+        """The task state this step leaves (last actions, ...), once rewards and terminations are known."""
+
+    def _resample(self, q: Q, mask: torch.Tensor) -> None:
+        """New commands or targets for the ``mask`` envs (every ``resample_steps``, episodes that go on)."""
+
+    def _observe(self, v: V, rows: torch.Tensor | None = None) -> tuple[Obs, torch.Tensor]:
+        """The observation of ``v`` (finite) and ``[N]`` bool: it was not finite or beyond its bounds. ``rows``:
+        ``v`` holds these envs only (the noise is still drawn for all envs)."""
+        raise NotImplementedError
+
+    def _episode_stats(self, q: Q, ended: torch.Tensor) -> dict[str, torch.Tensor]:
+        """``info["episode_stats"]`` of the episodes that ended validly (``ended``), NaN elsewhere."""
+        return {}
+
+    def _before_reset(self, q: Q, done: torch.Tensor) -> None:
+        """What acts on the envs that go on before the resets (e.g. pushes)."""
+
+    def _episodes_end(self, q: Q, ended: torch.Tensor) -> None:
+        """What the episodes that ended validly (``ended``) leave behind (e.g. a terrain curriculum)."""
+
+    def reset_envs(self, mask: torch.Tensor) -> None:
+        """Fresh state for the masked envs (fixed shapes, no sync)."""
+        raise NotImplementedError
+
+    def _start_all(self) -> None:
+        """Before every env is reset at once (e.g. a curriculum's first levels)."""
+
+    def _measures(self, q: Q) -> dict[str, torch.Tensor]:
+        """The family's per-env measures of the step, logged as means (``Env/<name>``)."""
+        return {}
+
+    def _metrics(self, q: Q) -> dict[str, torch.Tensor]:
+        """``info["metrics"]``: per-env values the evaluator averages over each episode."""
+        return {}
+
+    def _info(self, q: Q) -> dict[str, Any]:
+        """Other ``info`` entries (e.g. ``breakdown``) and ``log`` additions (``log``)."""
+        return {}
 
     def _extra_state(self) -> dict[str, torch.Tensor]:
         """Task state outside ``state`` that checkpoints keep (CPU tensors)."""
@@ -92,6 +174,92 @@ class MujocoTask(Generic[S]):
 
     def _load_extra_state(self, task: dict[str, torch.Tensor]) -> None:
         """Restore what ``_extra_state`` saved."""
+
+    # ------------------------------------------------------------------------------------ the recipe
+    def _set_rewards(self, terms: RewardTerms[Any], weights: Mapping[str, float]) -> None:
+        """The family's reward table and weights: checked against each other (one line naming the odd one), and
+        the switched-on terms kept with their weight times the control period."""
+        terms.check(weights)
+        self.rewards_table = terms
+        self.reward_terms = {name: w * self.dt for name, w in weights.items() if w != 0.0}
+        """Each switched-on reward term's weight times the control period."""
+
+    def _act(self, actions: torch.Tensor) -> torch.Tensor:
+        """Clip the actions, turn them into joint targets (held joints at their pose) and advance the physics by
+        one control step; returns the clipped actions."""
+        clip = self.clip_actions
+        actions = actions.to(self.device).clamp(-clip, clip)
+        targets = self.default_joint_pos + self.action_scale * actions
+        if self.held_pos is not None:
+            targets = torch.cat([targets, self.held_pos.expand(targets.shape[0], -1)], dim=1)
+        self.physics.step(targets if self.ctrl_order is None else targets[:, self.ctrl_order])
+        return actions
+
+    def _finish_step(self, actions: torch.Tensor) -> tuple[Obs, torch.Tensor, torch.Tensor, torch.Tensor, StepInfo]:
+        """Everything after the physics, top to bottom (torch only, fixed shapes, no host sync)."""
+        state = self.state
+        r = self.physics.read()
+        v = self._view(r)
+        state.episode_length += 1
+        q = self._measure(v, actions)
+        terms = self.rewards_table.weighted(self.reward_terms, self._reward_context(q, actions))
+        stacked = torch.stack(list(terms.values()))  # [terms, N]
+        reward = stacked.sum(0)
+        if self.only_positive_rewards:
+            reward = reward.clamp(min=0.0)
+        diverged = diverged_worlds(r, reward, self._too_fast(r.qvel))
+        failed = self._failed(q)
+        terminated = diverged if failed is None else failed | diverged
+        cut = self._cut(q)
+        limit = state.episode_length >= self.max_episode_length
+        truncated = (limit if cut is None else limit | cut) & ~terminated
+        self._after_rewards(q, actions)
+        done = terminated | truncated
+        self._resample(q, (state.episode_length % self.resample_steps == 0) & ~done)
+        # The observation of the state after this step; for done envs it is the final one of their episode.
+        final_obs, bad_obs = self._observe(v)
+        late = bad_obs & ~diverged  # diverged in its observation only: ends here too
+        diverged = diverged | bad_obs
+        terminated, truncated, done = terminated | late, truncated & ~late, done | late
+        reward = torch.where(diverged, torch.zeros_like(reward), torch.nan_to_num(reward))
+        valid = ~diverged
+        stats = self._episode_stats(q, done & valid)  # a diverged episode has none (never a success)
+        self._before_reset(q, done)
+        obs = final_obs
+        if self._needed(done):
+            self._episodes_end(q, done & valid)  # not by a flight
+            self.reset_envs(done)
+            obs = self._restarted(done, final_obs)
+        extra = self._info(q)
+        log = step_log(stacked, list(terms), valid, self._measures(q), terminated, truncated, diverged)
+        log.update(extra.pop("log", {}))
+        info: StepInfo = {"final_obs": final_obs if self._needed(truncated) else None, "log": log,
+                          "invalid": diverged, "episode_stats": stats, "metrics": self._metrics(q)}
+        info.update(extra)  # type: ignore[typeddict-item]
+        return obs, reward, terminated, truncated, info
+
+    def _restarted(self, done: torch.Tensor, final_obs: Obs) -> Obs:
+        """``final_obs`` with the rows of the envs just reset replaced by their first observation. On the CPU only
+        those rows are observed (reading the mask costs nothing there; the height scan of every env was a third of
+        the task logic's time on quadruped-rough); elsewhere all rows, at fixed shapes."""
+        r = self.physics.read()
+        if not self.fixed_shapes:
+            rows = done.nonzero().squeeze(1)
+            sub = PhysicsReadout(r.qpos[rows], r.qvel[rows], r.sensordata[rows], r.actuator_force[rows])
+            fresh = self._observe(self._view(sub), rows)[0]
+            return {g: final_obs[g].index_copy(0, rows, fresh[g]) for g in final_obs}
+        fresh = self._observe(self._view(r))[0]
+        return {g: torch.where(done.unsqueeze(1), fresh[g], final_obs[g]) for g in final_obs}
+
+    def _reset_all(self) -> Obs:
+        """Reset every env; with ``randomize_initial_episode_length`` their clocks start spread over an episode
+        (time-outs do not synchronize); returns the first observations."""
+        self._start_all()
+        self.reset_envs(self._all)
+        if self.randomize_initial_episode_length:
+            self.state.episode_length = torch.randint(0, self.max_episode_length, (self.num_envs,),
+                                                      generator=self.generator, device=self.device)
+        return self._observe(self._view(self.physics.read()))[0]
 
     # ------------------------------------------------------------------------------------ VecEnv API
     def reset(self, seed: int | None = None) -> Obs:
@@ -148,10 +316,3 @@ def columns(addresses: tuple[int, ...], device: torch.device) -> slice | torch.T
     if addresses and list(addresses) == list(range(addresses[0], addresses[0] + len(addresses))):
         return slice(addresses[0], addresses[0] + len(addresses))
     return torch.tensor(addresses, dtype=torch.long, device=device)
-
-
-def scene_bytes(model: mujoco.MjModel) -> str:
-    """The compiled model as MJB bytes, zlib-compressed and base64-encoded (meshes and textures included)."""
-    buffer = np.zeros(mujoco.mj_sizeModel(model), dtype=np.uint8)
-    mujoco.mj_saveModel(model, None, buffer)
-    return base64.b64encode(zlib.compress(buffer.tobytes(), 9)).decode("ascii")

@@ -253,8 +253,6 @@ class LocomotionEnvConfig(MujocoEnvConfig):
         for name in ("solver_iterations", "ls_iterations"):
             value = getattr(self, name)
             require(value is None or value >= 1, f"env.{name}", value, "null or an integer >= 1")
-        require(self.episode_length_s > 0, "env.episode_length_s", self.episode_length_s, "a number > 0")
-        require(self.clip_actions > 0, "env.clip_actions", self.clip_actions, "a number > 0")
         allowed = TERM_NAMES
         for term in self.policy_exclude:
             require(term in allowed, "env.policy_exclude", list(self.policy_exclude),

@@ -12,7 +12,7 @@ from rl_core.config_io import require
 
 @dataclass(frozen=True)
 class MujocoEnvConfig(EnvConfig):
-    """What every batched MuJoCo task configures alike: the batch and the physics backend."""
+    """What every batched MuJoCo task configures alike: the batch, the physics backend, episodes and actions."""
 
     num_envs: int = 2048
     """Number of robots simulated in lock-step."""
@@ -34,12 +34,20 @@ class MujocoEnvConfig(EnvConfig):
     """Threads of the native backend (0: all cores)."""
     decimation: int = 4
     """Physics substeps per control step (0.005 s timestep: 50 Hz control)."""
+    episode_length_s: float = 20.0
+    """Time-out of an episode (truncated, bootstrapped)."""
+    randomize_initial_episode_length: bool = True
+    """Start the run with random episode clocks so that time-outs do not synchronize across envs."""
+    clip_actions: float = 100.0
+    """Actions are clipped to [-clip_actions, clip_actions] before they become joint targets."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
         require(self.backend in BACKEND_CHOICES, "env.backend", self.backend, "one of " + ", ".join(BACKEND_CHOICES))
         require(self.physics_threads >= 0, "env.physics_threads", self.physics_threads, "an integer >= 0")
         require(self.decimation >= 1, "env.decimation", self.decimation, "an integer >= 1")
+        require(self.episode_length_s > 0, "env.episode_length_s", self.episode_length_s, "a number > 0")
+        require(self.clip_actions > 0, "env.clip_actions", self.clip_actions, "a number > 0")
         for name in ("warp_nconmax", "warp_njmax"):
             value = getattr(self, name)
             require(value is None or value >= 1, f"env.{name}", value, "null or an integer >= 1")

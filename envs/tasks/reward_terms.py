@@ -14,7 +14,7 @@ A term's weight is the config field of the same name (``weights_of`` reads them 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import fields
 from typing import Any, Generic, TypeVar
 
@@ -32,11 +32,20 @@ class RewardTerms(Generic[C]):
         self.section = section
         """Where the weights live in the config (for the error lines)."""
         self.table: dict[str, Callable[[C], torch.Tensor]] = {}
+        self.preconditions: dict[str, Callable[[Any], str | None]] = {}
+        """Term name -> what it needs of the run's constants: None when met, else what is missing (one line)."""
 
-    def add(self, fn: Callable[[C], torch.Tensor]) -> Callable[[C], torch.Tensor]:
-        """Register ``fn`` as the term of its own name (a decorator)."""
-        self.table[fn.__name__] = fn
-        return fn
+    def add(self, fn: Callable[[C], torch.Tensor] | None = None, *,
+            requires: Callable[[Any], str | None] | None = None) -> Any:
+        """Register ``fn`` as the term of its own name (a decorator: ``@TERMS.add``, or
+        ``@TERMS.add(requires=check)`` with its precondition next to it)."""
+        def register(f: Callable[[C], torch.Tensor]) -> Callable[[C], torch.Tensor]:
+            self.table[f.__name__] = f
+            if requires is not None:
+                self.preconditions[f.__name__] = requires
+            return f
+
+        return register if fn is None else register(fn)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.table)
@@ -54,6 +63,13 @@ class RewardTerms(Generic[C]):
             if name not in weights:
                 raise UserError(f"reward term '{name}' has no weight in {self.section}; weights: "
                                 f"{', '.join(weights)}")
+
+    def check_preconditions(self, switched_on: Iterable[str], constants: Any) -> None:
+        """Each switched-on term's precondition holds for ``constants``; otherwise one line naming the term."""
+        for name in switched_on:
+            missing = self.preconditions[name](constants) if name in self.preconditions else None
+            if missing:
+                raise UserError(f"config error: {self.section}.{name} {missing}")
 
     def weighted(self, weights: Mapping[str, float], x: C) -> dict[str, torch.Tensor]:
         """Each switched-on term times its weight (``weights``: already times the control period)."""

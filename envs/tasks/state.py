@@ -20,7 +20,7 @@ resumed, reset and replayed without another edit.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import torch
 
@@ -52,7 +52,12 @@ S = TypeVar("S", bound="TaskState")
 
 @dataclass(eq=False)
 class TaskState:
-    """Base of a task's state dataclass (see the module docstring); every field is ``[num_envs, *shape]``."""
+    """Base of a task's state dataclass (see the module docstring); every field is ``[num_envs, *shape]``. Every
+    task declares ``episode_length`` (``per_env(dtype=torch.long)``: control steps since the episode began), which
+    the base's step advances and its time limit reads."""
+
+    if TYPE_CHECKING:  # declared by each task, where it sits in its checkpoint's order
+        episode_length: torch.Tensor
 
     @classmethod
     def layout(cls) -> dict[str, PerEnv]:

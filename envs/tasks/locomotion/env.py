@@ -2,23 +2,24 @@
 
 The robot is a ``RobotSpec`` (``envs/robots/spec.py``), put into the scene and resolved by name once
 (``envs/scenes/assemble.py``); every size and address comes from that resolution, none from a robot module.
-``MujocoTask`` (``envs/tasks/base.py``) owns the physics, the random stream, the task state and checkpoints;
-this class wires the jobs, each in its own module of this package:
+``MujocoTask`` (``envs/tasks/base.py``) owns the physics, the random stream, the task state, checkpoints and
+the step's recipe; this class supplies the recipe's hooks and wires the jobs, each in its own module here:
 
     state.py          the per-env task state, declared once
     step.py           a step's named quantities from the physics readout (addresses resolved by name)
     commands.py       velocity commands: drawn, resampled, steered to a heading, held by a viewer
     observations.py   the observation table, each term's value and bound
     rewards.py        the reward terms, each a small function of the step's ``Context``
-    terminations.py   falls, divergence, time-outs
+    terminations.py   falls, the robot's speed bounds
     randomization.py  resets with domain randomization, pushes
-    metrics.py        the iteration log, the evaluator's metrics
+    metrics.py        the evaluator's metrics
     export.py         the exported policy's metadata
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import mujoco
@@ -46,12 +47,27 @@ from envs.tasks.reward_terms import weights_of
 from envs.terrain.generator import generate
 from envs.terrain.ground import Ground
 from envs.terrain.spawn import spawn_lift
-from rl_core.env_api import ActionSpec, Obs, StepInfo
-from rl_core.errors import UserError
+from rl_core.env_api import ActionSpec, Obs
 
 RENDER_WINDOW_TILES = 1.5
 """A video on a generated terrain shows the floor within this many tiles (per axis) of where the robot started
 to be filmed: 12 m with 8 m tiles, more than a 12 s evaluation episode walks (9.6 m at 0.8 m/s)."""
+
+
+@dataclass
+class Measured:
+    """What the hooks of one velocity-tracking step share."""
+
+    s: Step
+    base_height: torch.Tensor
+    """Base height above the ground below it ``[N]`` (m)."""
+    context: rewards.Context
+    commands: torch.Tensor
+    """The commands this step tracked ``[N, 3]`` (resampling and resets replace the state's tensor)."""
+    lin_err: torch.Tensor | None = None
+    """Linear velocity tracking error ``[N]`` (m/s), once the rewards are in."""
+    yaw_err: torch.Tensor | None = None
+    """Yaw rate tracking error ``[N]`` (rad/s)."""
 
 
 class LocomotionEnv(MujocoTask[LocomotionState]):
@@ -64,8 +80,6 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
         if not isinstance(robot, RobotSpec):  # e.g. the former LocomotionEnv(cfg, device)
             raise TypeError(f"LocomotionEnv(cfg, robot, device): robot must be a RobotSpec, not {type(robot).__name__}")
         self.cfg = cfg
-        weights = reward_weights(cfg)
-        rewards.check_weights(weights)
         observations.check()
         self.terrain = generate(cfg.terrain) if cfg.terrain.type == "generated" else None
         self.robot: ResolvedRobot = build(robot, cfg.collisions, cfg.solver_iterations, cfg.ls_iterations,
@@ -74,7 +88,6 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
         J, F = self.num_joints, self.num_feet = rb.num_joints, rb.num_feet
         super().__init__(cfg, rb.model, RANDOMIZED_FIELDS, LocomotionState, {"joints": J, "feet": F}, device)
         self.camera, self.track_body = rb.camera, rb.base_body_id
-        self.max_episode_length = self.episode_steps(cfg.episode_length_s)
         self.resample_steps = max(1, round(cfg.commands.resample_s / self.dt))
         push_s = cfg.randomization.push_interval_s
         self.push_steps = max(1, round(push_s / self.dt)) if push_s > 0 else 0
@@ -85,17 +98,19 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
         self.breakdown_edges = self.commands_of.breakdown_edges
         self._setup_actions()
         self._setup_observation()
-        self._setup_rewards(weights)
+        self._setup_rewards()
         self.bounds: speed.SpeedBounds = speed.speed_bounds(
             self.model, rb.joint_dof_adr, rb.spec.base_height, math.sqrt(2.0) * cfg.randomization.push_vel_xy,
             cfg.speed_bound_margin)
         """Speeds beyond which a world has diverged (derived from the robot: ``envs/tasks/bounds.py``)."""
         self.judge = Judge(cfg, self.bounds, torch.tensor(self.bounds.joint_vel, device=self.device), self.adr)
-        self.obs_bound = observations.bounds(self)
+        self.obs_sources = observations.Sources(self.default_joint_pos, self.ground, cfg)
+        """What the observation terms read besides the step and the state."""
+        self.obs_bound = observations.bounds(self.obs, observations.BoundInputs(self.bounds, cfg, rb), self.device)
         """Per column of the noise-free observation: the largest magnitude a world within the speed bounds can
         show; a world beyond it (or a non-finite value) has diverged."""
         self.randomizer = Randomizer(cfg.randomization, self.model, self.adr, self.default_joint_pos,
-                                     self._held_pos, rb.mass_body_id, self.spawn_height, self._uniform)
+                                     self.held_joint_pos, rb.mass_body_id, self.spawn_height, self._uniform)
         self._offer_mirror()
 
     # ------------------------------------------------------------------------------------ set-up
@@ -107,9 +122,11 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
         self.action_scale: float | torch.Tensor = (scales[0] if len(set(scales)) == 1 else
                                                    torch.tensor(scales, device=dev, dtype=torch.float32))
         """Joint target offset per unit of action: one number, or one per joint (actuator groups' own scales)."""
-        self._held_pos = torch.tensor(rb.held_joint_pos, device=dev, dtype=torch.float32)
+        self.held_joint_pos = torch.tensor(rb.held_joint_pos, device=dev, dtype=torch.float32)
+        """The held joints' pose (rad), ``held_joint_names`` order."""
+        self.held_pos = self.held_joint_pos if rb.num_held else None
         identity = rb.ctrl_from_policy == tuple(range(self.num_joints))  # no held joints, servos in policy order
-        self._ctrl_order = None if identity else torch.tensor(rb.ctrl_from_policy, dtype=torch.long, device=dev)
+        self.ctrl_order = None if identity else torch.tensor(rb.ctrl_from_policy, dtype=torch.long, device=dev)
         lift = 0.0 if self.terrain is None else spawn_lift(
             self.model, rb.base_qpos_adr, rb.joint_qpos_adr, rb.default_joint_pos,
             self.cfg.randomization.init_joint_scale, rb.spec.base_height)
@@ -131,20 +148,21 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
         if self.separate_critic:
             self.obs_dims["critic"] = self.obs.full_dim + (len(PRIVILEGED_TERMS) if cfg.privileged_critic else 0)
 
-    def _setup_rewards(self, weights: dict[str, float]) -> None:
+    def _setup_rewards(self) -> None:
         cfg, rb, dev = self.cfg, self.robot, self.device
-        self.reward_terms = {name: w * self.dt for name, w in weights.items() if w != 0.0}
-        """Each switched-on reward term's weight times the control period."""
+        self._set_rewards(rewards.TERMS, reward_weights(cfg))
+        self.only_positive_rewards = cfg.rewards.only_positive
         regex = cfg.reward_params.deviation_joints
         picked = match_each(rb.spec.name, "env.reward_params.deviation_joints", [regex], rb.joint_names,
                             "actuated joints") if regex else []
         self._deviation = torch.tensor(picked, dtype=torch.long, device=dev)
         left, right = foot_pairs(rb.foot_names, rb.spec.mirror)
-        if "feet_distance" in self.reward_terms and not left:
-            raise UserError(f"config error: env.rewards.feet_distance needs left_*/right_* feet; the feet: "
-                            f"{', '.join(rb.foot_names)}")
-        self._left_feet = torch.tensor(left, dtype=torch.long, device=dev)
-        self._right_feet = torch.tensor(right, dtype=torch.long, device=dev)
+        self.reward_constants = rewards.Constants(
+            foot_names=rb.foot_names, left_feet=torch.tensor(left, dtype=torch.long, device=dev),
+            right_feet=torch.tensor(right, dtype=torch.long, device=dev), dt=self.dt,
+            sigma=cfg.rewards.tracking_sigma, params=cfg.reward_params)
+        """What the reward terms read that never changes (built once)."""
+        rewards.TERMS.check_preconditions(self.reward_terms, self.reward_constants)
         sides = side_pairs(rb.foot_names, rb.spec.mirror)
         self.side_feet = (torch.tensor(sides[0], dtype=torch.long, device=dev),
                           torch.tensor(sides[1], dtype=torch.long, device=dev)) if sides[0] else None
@@ -168,70 +186,75 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
         self.mirror_obs = TensorMirror(mirror, self.device)
         """Mirror of raw policy observations (each term by its rule in ``observations.TABLE``)."""
 
-    # ------------------------------------------------------------------------------------ the step
-    def _act(self, actions: torch.Tensor) -> torch.Tensor:
-        """Clip the actions and advance the physics by one control step; returns the clipped actions."""
-        clip = self.cfg.clip_actions
-        actions = actions.to(self.device).clamp(-clip, clip)
-        targets = self.default_joint_pos + self.action_scale * actions
-        if self.robot.num_held:
-            targets = torch.cat([targets, self._held_pos.expand(targets.shape[0], -1)], dim=1)
-        self.physics.step(targets if self._ctrl_order is None else targets[:, self._ctrl_order])
-        return actions
+    # ------------------------------------------------------------------------------------ the step's hooks
+    def _view(self, r: PhysicsReadout) -> Step:
+        return self.step_of(r)
 
-    def _finish_step(self, actions: torch.Tensor) -> tuple[Obs, torch.Tensor, torch.Tensor, torch.Tensor, StepInfo]:
-        """Everything after the physics, top to bottom (torch only, fixed shapes, no host sync)."""
-        cfg, state = self.cfg, self.state
-        s = self.step_of(self.physics.read())
-        state.episode_length += 1
+    def _measure(self, s: Step, actions: torch.Tensor) -> Measured:
+        """Height above the ground, steering towards the heading, the feet's contact clocks, the reward context."""
         base_height = s.base_z - self.ground.height(s.base_xy)  # above the ground below
-        if cfg.commands.heading:
-            self.commands_of.steer(state, s.base_quat)
+        if self.cfg.commands.heading:
+            self.commands_of.steer(self.state, s.base_quat)
         x = self._contacts_and_context(s, actions, base_height)
-        terms = rewards.weighted(self.reward_terms, x)
+        return Measured(s, base_height, x, self.state.commands)  # the commands this step tracked
+
+    def _reward_context(self, q: Measured, actions: torch.Tensor) -> rewards.Context:
+        return q.context
+
+    def _too_fast(self, qvel: torch.Tensor) -> torch.Tensor:
+        return self.judge.too_fast(qvel)
+
+    def _failed(self, q: Measured) -> torch.Tensor:
+        return self.judge.fell(q.s, q.base_height)
+
+    def _cut(self, q: Measured) -> torch.Tensor:
+        """A robot about to walk off the generated terrain's edge (bootstrapped like a time-out)."""
+        return self.ground.outside(q.s.base_xy)
+
+    def _after_rewards(self, q: Measured, actions: torch.Tensor) -> None:
+        state, s, x = self.state, q.s, q.context
         state.air_time *= ~(x.contact | state.last_contacts)  # contact_filt: this step's or the last one's
         state.last_contacts = x.contact
-        stacked = torch.stack(list(terms.values()))  # [terms, N]
-        reward = stacked.sum(0)
-        if cfg.rewards.only_positive:
-            reward = reward.clamp(min=0.0)
-        diverged = self.judge.diverged(s, reward)
-        terminated = self.judge.fell(s, base_height) | diverged
-        # a time-out, or a robot about to walk off the generated terrain's edge (bootstrapped like a time-out)
-        truncated = ((state.episode_length >= self.max_episode_length) | self.ground.outside(s.base_xy)) & ~terminated
-        lin_err = torch.norm(state.commands[:, :2] - s.lin_vel_b[:, :2], dim=1)
-        yaw_err = torch.abs(state.commands[:, 2] - s.ang_vel_b[:, 2])
+        q.lin_err = torch.norm(q.commands[:, :2] - s.lin_vel_b[:, :2], dim=1)
+        q.yaw_err = torch.abs(q.commands[:, 2] - s.ang_vel_b[:, 2])
         state.last_actions = actions
         state.last_joint_vel = s.joint_vel
-        done = terminated | truncated
-        commands = state.commands  # the ones this step tracked (resampling and resets replace the tensor)
-        self.commands_of.sample(state, (state.episode_length % self.resample_steps == 0) & ~done)
-        # The observation of the state after this step; for done envs it is the final one of their episode.
-        final_obs, bad_obs = self._observed(s)
-        late = bad_obs & ~diverged  # diverged in its observation only: ends here too
-        diverged = diverged | bad_obs
-        terminated, truncated, done = terminated | late, truncated & ~late, done | late
-        reward = torch.where(diverged, torch.zeros_like(reward), torch.nan_to_num(reward))
-        valid = ~diverged
-        state.max_travelled = torch.maximum(state.max_travelled, self.ground.travelled(s.base_xy))
-        success = (state.max_travelled >= cfg.success_distance).float()
-        # of the episodes that end here; a diverged one has none (it never counts as a success)
-        ended = torch.where(done & valid, success, torch.full_like(success, math.nan))
-        self._push(s.r, done)
-        obs = final_obs
-        if self._needed(done):
-            self.ground.update_levels(done & valid, s.base_xy, commands, cfg.episode_length_s)  # not by a flight
-            self.reset_envs(done)
-            obs = self._restarted(done, final_obs)
-        log = metrics.log(stacked, list(terms), valid, lin_err, yaw_err, terminated, truncated, diverged)
+
+    def _resample(self, q: Measured, mask: torch.Tensor) -> None:
+        self.commands_of.sample(self.state, mask)
+
+    def _observe(self, s: Step, rows: torch.Tensor | None = None) -> tuple[Obs, torch.Tensor]:
+        return self._observed(s, rows)
+
+    def _episode_stats(self, q: Measured, ended: torch.Tensor) -> dict[str, torch.Tensor]:
+        """``success``: the episode's robot walked ``success_distance`` from its start."""
+        state = self.state
+        state.max_travelled = torch.maximum(state.max_travelled, self.ground.travelled(q.s.base_xy))
+        success = (state.max_travelled >= self.cfg.success_distance).float()
+        return {"success": torch.where(ended, success, torch.full_like(success, math.nan))}
+
+    def _before_reset(self, q: Measured, done: torch.Tensor) -> None:
+        self._push(q.s.r, done)
+
+    def _episodes_end(self, q: Measured, ended: torch.Tensor) -> None:
+        self.ground.update_levels(ended, q.s.base_xy, q.commands, self.cfg.episode_length_s)
+
+    def _start_all(self) -> None:
+        self.ground.draw_levels()
+
+    def _measures(self, q: Measured) -> dict[str, torch.Tensor]:
+        assert q.lin_err is not None and q.yaw_err is not None
+        return {"lin_vel_error": q.lin_err, "yaw_rate_error": q.yaw_err}
+
+    def _metrics(self, q: Measured) -> dict[str, torch.Tensor]:
+        assert q.lin_err is not None and q.yaw_err is not None
+        return metrics.per_step(q.lin_err, q.yaw_err, q.context.contact, self.robot.foot_names, self.side_feet)
+
+    def _info(self, q: Measured) -> dict[str, Any]:
+        out: dict[str, Any] = {"breakdown": metrics.breakdown(q.commands)}
         if self.terrain is not None:
-            log["terrain_level"] = self.ground.mean_level()
-        info: StepInfo = {
-            "final_obs": final_obs if self._needed(truncated) else None, "log": log, "invalid": diverged,
-            "episode_stats": {"success": ended},
-            "metrics": metrics.per_step(lin_err, yaw_err, x.contact, self.robot.foot_names, self.side_feet),
-            "breakdown": metrics.breakdown(commands)}
-        return obs, reward, terminated, truncated, info
+            out["log"] = {"terrain_level": self.ground.mean_level()}
+        return out
 
     def _contacts_and_context(self, s: Step, actions: torch.Tensor, base_height: torch.Tensor) -> rewards.Context:
         """Advance the feet's air and contact clocks; the reward terms' context of this step."""
@@ -244,8 +267,7 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
         return rewards.Context(
             s=s, state=state, actions=actions, contact=contact, first_contact=first_contact,
             penalized_contact=s.penalized_force > thr, base_height=base_height, joint_offset=joint_offset,
-            left_feet=self._left_feet, right_feet=self._right_feet, dt=self.dt, sigma=self.cfg.rewards.tracking_sigma,
-            params=self.cfg.reward_params)
+            k=self.reward_constants)
 
     def _push(self, r: PhysicsReadout, done: torch.Tensor) -> None:
         """Every ``push_steps`` a random push of the envs that go on (takes effect during the next step)."""
@@ -276,7 +298,7 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
         critic's (noise-free); non-finite values replaced by 0. Also ``[N]`` bool: the world's observation was
         non-finite or beyond its bounds. ``rows``: ``s`` holds these envs only (the noise is still drawn for all
         envs, so the random stream and every observed value are those of a full observation)."""
-        exact = self.obs.exact(observations.values(self, s, rows))
+        exact = self.obs.exact(observations.values(self.obs_sources, s, self.state, rows))
         obs = self.obs.for_policy(self.obs.noisy(exact, self.generator, self.num_envs, rows))
         bad = ~(exact.abs() <= self.obs_bound).all(dim=1) | ~torch.isfinite(obs).all(dim=1)  # NaN fails the <=
         out = {"policy": torch.nan_to_num(obs, nan=0.0, posinf=0.0, neginf=0.0)}
@@ -287,19 +309,6 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
             out["critic"] = torch.nan_to_num(critic, nan=0.0, posinf=0.0, neginf=0.0)
         return out, bad
 
-    def _restarted(self, done: torch.Tensor, final_obs: Obs) -> Obs:
-        """``final_obs`` with the rows of the envs just reset replaced by their first observation. On the CPU
-        only those rows are observed (reading the mask costs nothing there; the height scan of every env was
-        a third of the task logic's time on quadruped-rough); elsewhere all rows, at fixed shapes."""
-        r = self.physics.read()
-        if not self.fixed_shapes:
-            rows = done.nonzero().squeeze(1)
-            sub = PhysicsReadout(r.qpos[rows], r.qvel[rows], r.sensordata[rows], r.actuator_force[rows])
-            fresh = self._observed(self.step_of(sub), rows)[0]
-            return {g: final_obs[g].index_copy(0, rows, fresh[g]) for g in final_obs}
-        fresh = self._observed(self.step_of(r))[0]
-        return {g: torch.where(done.unsqueeze(1), fresh[g], final_obs[g]) for g in final_obs}
-
     # ------------------------------------------------------------------------------------ resets
     def reset_envs(self, mask: torch.Tensor) -> None:
         """Fresh randomized state, model parameters and commands for the masked envs (fixed shapes, no sync); their
@@ -307,14 +316,6 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
         self.randomizer.reset(self.physics, self.ground, self.state, mask)
         self.commands_of.sample(self.state, mask)
         self.state.clear(mask)
-
-    def _reset_all(self) -> Obs:
-        self.ground.draw_levels()
-        self.reset_envs(self._all)
-        if self.cfg.randomize_initial_episode_length:
-            self.state.episode_length = torch.randint(0, self.max_episode_length, (self.num_envs,),
-                                                      generator=self.generator, device=self.device)
-        return self._observed(self.step_of(self.physics.read()))[0]
 
     def hold_commands(self, commands: torch.Tensor | None, heading: torch.Tensor | None = None) -> None:
         """Interactive play (``play.py --web``): from now on every env tracks ``commands`` ``[N, 3]`` (and, with
@@ -359,7 +360,7 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
 
     def export_metadata(self) -> dict[str, Any]:
         """What a deployment needs (``export.py``; the schema: ``deploy/schema.py``)."""
-        return export.metadata(self)
+        return export.metadata(self.cfg, self.robot, self.obs, self.dt, self.terrain)
 
     def _extra_state(self) -> dict[str, torch.Tensor]:
         return {"terrain_levels": self.ground.levels.cpu()}

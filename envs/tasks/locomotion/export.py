@@ -13,35 +13,35 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from envs.robots.resolved import ResolvedRobot
 from envs.scenes.assemble import build
-from envs.tasks.base import scene_bytes
 from envs.tasks.locomotion.commands import COMMANDS
+from envs.tasks.locomotion_config import LocomotionEnvConfig
+from envs.tasks.observations import ObservationLayout
+from envs.tasks.scene_bytes import scene_bytes
+from envs.terrain.generator import Terrain
 
-if TYPE_CHECKING:
-    from envs.robots.resolved import ResolvedRobot
-    from envs.tasks.locomotion.env import LocomotionEnv
 
-
-def metadata(env: LocomotionEnv) -> dict[str, Any]:
-    """The exported metadata of ``env`` (see the module docstring)."""
-    cfg, rb = env.cfg, env.robot
+def metadata(cfg: LocomotionEnvConfig, rb: ResolvedRobot, layout: ObservationLayout, dt: float,
+             terrain: Terrain | None) -> dict[str, Any]:
+    """The exported metadata of a velocity-tracking task (see the module docstring)."""
     # sim2sim simulates every collision: the scene is rebuilt with collisions=full if training used feet only
     scene = rb if cfg.collisions == "full" else build(rb.spec, "full", cfg.solver_iterations, cfg.ls_iterations,
-                                                      env.terrain)
+                                                      terrain)
     return {
         "robot": rb.spec.name,
         "scene_mjb": scene_bytes(scene.model),
         "base_joint": rb.base_joint,
         "foot_names": list(rb.foot_names),
-        "obs_layout": [list(item) for item in env.obs_layout],
-        "obs_scales": env.obs.export_scales(),
+        "obs_layout": [list(item) for item in layout.policy],
+        "obs_scales": layout.export_scales(),
         "joint_names": list(rb.joint_names),
         "default_joint_pos": list(rb.default_joint_pos),
-        "joint_pos_limits": joint_ranges(env),
+        "joint_pos_limits": [list(r) for r in rb.joint_range],
         "action_scale": list(rb.action_scale),
         "velocity_limits": [v if math.isfinite(v) else None for v in rb.velocity_limit],
         "held_joint_names": list(rb.held_joint_names),
@@ -51,8 +51,8 @@ def metadata(env: LocomotionEnv) -> dict[str, Any]:
         "kp": list(rb.kp),
         "kd": list(rb.kd),
         "torque_limits": [None if math.isinf(x) else x for x in rb.effort_limit],
-        "control_dt": env.dt,
-        "sim_dt": env.model.opt.timestep,
+        "control_dt": dt,
+        "sim_dt": rb.model.opt.timestep,
         "decimation": cfg.decimation,
         "base_height": rb.spec.base_height,
         "episode_length_s": cfg.episode_length_s,
@@ -63,7 +63,7 @@ def metadata(env: LocomotionEnv) -> dict[str, Any]:
         "termination_contact_sensors": list(scene.termination_sensors),
         "contact_force_threshold": cfg.contact_force_threshold,
         "success_distance": cfg.success_distance,
-        **terrain_metadata(env),
+        **terrain_metadata(cfg, terrain),
     }
 
 
@@ -83,28 +83,19 @@ def held_servos(rb: ResolvedRobot) -> dict[str, list[Any]]:
     return out
 
 
-def joint_ranges(env: LocomotionEnv) -> list[list[float | None]]:
-    """``[low, high]`` (rad) of each actuated joint in policy order; ``[None, None]`` for an unlimited one."""
-    out: list[list[float | None]] = []
-    for name in env.robot.joint_names:
-        j = env.model.joint(name)
-        out.append([float(j.range[0]), float(j.range[1])] if env.model.jnt_limited[j.id] else [None, None])
-    return out
-
-
-def terrain_metadata(env: LocomotionEnv) -> dict[str, Any]:
+def terrain_metadata(cfg: LocomotionEnvConfig, terrain: Terrain | None) -> dict[str, Any]:
     """The height scan's grid (``height_scan``: points, extents, offset, clip; the scan observation is
     ``clip(base z - ground z at each point - offset)``, points in the base's yaw frame) and the generated
     terrain's tiles (``terrain``: its config, tile size, each column's type and each tile's start point
     ``origins [levels][columns][x, y, z]``); the heights themselves are the scene's heightfield."""
     out: dict[str, Any] = {}
-    scan = env.cfg.height_scan
+    scan = cfg.height_scan
     if scan.enabled:
         out["height_scan"] = {"points_x": scan.points_x, "points_y": scan.points_y, "size_x": scan.size_x,
                               "size_y": scan.size_y, "offset": scan.offset, "clip": scan.clip}
-    if env.terrain is not None:
-        t = env.terrain
-        out["terrain"] = {"config": asdict(env.cfg.terrain), "tile_size": t.tile_size, "levels": t.levels,
+    if terrain is not None:
+        t = terrain
+        out["terrain"] = {"config": asdict(cfg.terrain), "tile_size": t.tile_size, "levels": t.levels,
                           "columns": t.columns, "column_types": list(t.column_types),
                           "origins": t.origins.astype(float).tolist()}
     return out

@@ -1,26 +1,11 @@
-"""What a step reports: the iteration log (means over the worlds that did not diverge), the per-step metrics
-the evaluator averages, and the episode statistics."""
+"""What a velocity-tracking step reports beyond the shared log (``envs/tasks/report.py``): the per-step metrics
+the evaluator averages and the commands it bins them by."""
 
 from __future__ import annotations
 
 import torch
 
 from envs.tasks.locomotion.commands import COMMANDS
-
-
-def log(terms: torch.Tensor, names: list[str], valid: torch.Tensor, lin_err: torch.Tensor, yaw_err: torch.Tensor,
-        terminated: torch.Tensor, truncated: torch.Tensor, diverged: torch.Tensor) -> dict[str, torch.Tensor]:
-    """``Env/<name>`` of one step: each reward term's mean (``terms [T, N]``, weighted), the tracking errors and
-    the done shares over the valid worlds (a diverged world's terms can be huge or NaN), the diverged share."""
-    w = valid.float()
-    n = w.sum().clamp(min=1.0)
-    means = torch.where(valid, terms, torch.zeros_like(terms)).sum(1) / n  # one reduction, not one per term
-    out = dict(zip((f"rew_{name}" for name in names), means.unbind(), strict=True))
-    stacked = torch.stack([lin_err, yaw_err, terminated.float(), truncated.float()])
-    errors = torch.where(valid, stacked, 0.0).sum(1) / n
-    out.update(lin_vel_error=errors[0], yaw_rate_error=errors[1], terminated=errors[2], truncated=errors[3],
-               diverged=diverged.float().mean())
-    return out
 
 
 def per_step(lin_err: torch.Tensor, yaw_err: torch.Tensor, contact: torch.Tensor, foot_names: tuple[str, ...],

@@ -10,69 +10,89 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
-import numpy as np
 import torch
 
+from envs.robots.resolved import ResolvedRobot
+from envs.tasks.bounds import SpeedBounds
 from envs.tasks.locomotion.obs_table import OBS_SCALES, TABLE, TERM_NAMES
+from envs.tasks.locomotion.state import LocomotionState
+from envs.tasks.locomotion.step import Step
+from envs.tasks.locomotion_config import LocomotionEnvConfig
+from envs.tasks.observations import ObservationLayout
 from envs.tasks.rotations import yaw_of
-
-if TYPE_CHECKING:
-    from envs.tasks.locomotion.env import LocomotionEnv
-    from envs.tasks.locomotion.step import Step
+from envs.terrain.ground import Ground
 
 _S = OBS_SCALES
-__all__ = ["OBS_SCALES", "TABLE", "TERM_NAMES", "bounds", "check", "values"]
+__all__ = ["OBS_SCALES", "TABLE", "TERM_NAMES", "Sources", "bounds", "check", "values"]
 
 
-def values(env: LocomotionEnv, s: Step, rows: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
+@dataclass(frozen=True)
+class Sources:
+    """What the terms read besides the step and the task state (resolved once, with the env)."""
+
+    default_joint_pos: torch.Tensor
+    """The standing pose ``[J]`` (``joint_pos`` is observed relative to it)."""
+    ground: Ground
+    """The ground under the robots (the height scan)."""
+    cfg: LocomotionEnvConfig
+    """The task's config (``height_scan``)."""
+
+
+def values(src: Sources, s: Step, state: LocomotionState, rows: torch.Tensor | None = None
+           ) -> dict[str, torch.Tensor]:
     """Each term's raw value for the envs of ``s`` (``rows`` of all envs: None for all)."""
-    state = env.state
-
     def own(x: torch.Tensor) -> torch.Tensor:  # task state of the observed envs
         return x if rows is None else x[rows]
 
     out = {"base_lin_vel": s.lin_vel_b, "base_ang_vel": s.ang_vel_b, "projected_gravity": s.gravity_b,
-           "commands": own(state.commands), "joint_pos": s.joint_pos - env.default_joint_pos,
+           "commands": own(state.commands), "joint_pos": s.joint_pos - src.default_joint_pos,
            "joint_vel": s.joint_vel, "last_actions": own(state.last_actions)}
-    scan = env.cfg.height_scan
+    scan = src.cfg.height_scan
     if scan.enabled:
-        heights = env.ground.scan(s.r.qpos[:, env.adr.base_pos], yaw_of(s.base_quat)) - scan.offset
+        heights = src.ground.scan(s.r.qpos[:, s.adr.base_pos], yaw_of(s.base_quat)) - scan.offset
         out["height_scan"] = heights.clamp(-scan.clip, scan.clip)
     return out
 
 
-def _joint_ranges(env: LocomotionEnv) -> list[float]:
-    model, rb = env.model, env.robot
+@dataclass(frozen=True)
+class BoundInputs:
+    """What the bounds of the terms are derived from."""
+
+    speed: SpeedBounds
+    cfg: LocomotionEnvConfig
+    robot: ResolvedRobot
+
+
+def _joint_ranges(b: BoundInputs) -> list[float]:
+    """Per joint: the farthest a limited joint can be from its default angle, + 1 rad (soft limits give)."""
     out = []
-    for adr, default in zip(rb.joint_qpos_adr, rb.default_joint_pos, strict=True):
-        jnt = int(np.nonzero(model.jnt_qposadr == adr)[0][0])
-        lo, hi = model.jnt_range[jnt]
-        limited = bool(model.jnt_limited[jnt]) and lo < hi
-        out.append(max(abs(lo - default), abs(hi - default)) + 1.0 if limited else math.inf)
+    for (lo, hi), default in zip(b.robot.joint_range, b.robot.default_joint_pos, strict=True):
+        limited = lo is not None and hi is not None and lo < hi
+        out.append(max(abs(lo - default), abs(hi - default)) + 1.0 if limited else math.inf)  # type: ignore[operator]
     return out
 
 
-BOUNDS: dict[str, Callable[[LocomotionEnv, int], list[float]]] = {
-    "base_lin_vel": lambda env, n: [env.bounds.base_lin_vel * _S["lin_vel"]] * n,
-    "base_ang_vel": lambda env, n: [env.bounds.base_ang_vel * _S["ang_vel"]] * n,
-    "projected_gravity": lambda env, n: [1.0] * n,
-    "commands": lambda env, n: [max(abs(v) for v in env.cfg.commands.lin_vel_x) * _S["lin_vel"],
-                                max(abs(v) for v in env.cfg.commands.lin_vel_y) * _S["lin_vel"],
-                                max(abs(v) for v in env.cfg.commands.yaw_rate) * _S["ang_vel"]],
-    "joint_pos": lambda env, n: _joint_ranges(env),  # + 1 rad: soft limits give
-    "joint_vel": lambda env, n: [v * _S["joint_vel"] for v in env.bounds.joint_vel],
-    "last_actions": lambda env, n: [env.cfg.clip_actions] * n,
-    "height_scan": lambda env, n: [env.cfg.height_scan.clip * _S["height_scan"]] * n,
+BOUNDS: dict[str, Callable[[BoundInputs, int], list[float]]] = {
+    "base_lin_vel": lambda b, n: [b.speed.base_lin_vel * _S["lin_vel"]] * n,
+    "base_ang_vel": lambda b, n: [b.speed.base_ang_vel * _S["ang_vel"]] * n,
+    "projected_gravity": lambda b, n: [1.0] * n,
+    "commands": lambda b, n: [max(abs(v) for v in b.cfg.commands.lin_vel_x) * _S["lin_vel"],
+                              max(abs(v) for v in b.cfg.commands.lin_vel_y) * _S["lin_vel"],
+                              max(abs(v) for v in b.cfg.commands.yaw_rate) * _S["ang_vel"]],
+    "joint_pos": lambda b, n: _joint_ranges(b),
+    "joint_vel": lambda b, n: [v * _S["joint_vel"] for v in b.speed.joint_vel],
+    "last_actions": lambda b, n: [b.cfg.clip_actions] * n,
+    "height_scan": lambda b, n: [b.cfg.height_scan.clip * _S["height_scan"]] * n,
 }
 """Per term: the largest magnitude of each of its noise-free columns in a world within the speed bounds."""
 
 
-def bounds(env: LocomotionEnv) -> torch.Tensor:
+def bounds(layout: ObservationLayout, b: BoundInputs, device: torch.device) -> torch.Tensor:
     """The bound of each column of the full noise-free observation (a world beyond it has diverged)."""
-    bound = [v for name, n in env.obs.full for v in BOUNDS[name](env, n)]
-    return torch.tensor(bound, dtype=torch.float32, device=env.device) * (1.0 + 1e-4)
+    bound = [v for name, n in layout.full for v in BOUNDS[name](b, n)]
+    return torch.tensor(bound, dtype=torch.float32, device=device) * (1.0 + 1e-4)
 
 
 def check() -> None:

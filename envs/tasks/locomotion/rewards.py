@@ -21,6 +21,24 @@ from envs.tasks.rotations import yaw_of
 
 
 @dataclass(frozen=True)
+class Constants:
+    """What the terms read that never changes during a run (built once with the env)."""
+
+    foot_names: tuple[str, ...]
+    """The robot's feet, in foot-column order."""
+    left_feet: torch.Tensor
+    """Foot columns of the left feet, paired with ``right_feet`` (``envs/robots/mirror.py``)."""
+    right_feet: torch.Tensor
+    """Foot columns of the right feet."""
+    dt: float
+    """Control period (s)."""
+    sigma: float
+    """Width of the tracking kernels."""
+    params: RewardParams
+    """Targets and thresholds of the terms."""
+
+
+@dataclass(frozen=True)
 class Context:
     """What a reward term may read after a step (``[N, ...]`` tensors on the env device)."""
 
@@ -41,16 +59,28 @@ class Context:
     """Base height above the ground below it ``[N]`` (m)."""
     joint_offset: torch.Tensor
     """The ``RewardParams.deviation_joints`` minus their default angles ``[N, K]``."""
-    left_feet: torch.Tensor
-    """Foot columns of the left feet, paired with ``right_feet`` (``envs/robots/mirror.py``)."""
-    right_feet: torch.Tensor
-    """Foot columns of the right feet."""
-    dt: float
-    """Control period (s)."""
-    sigma: float
-    """Width of the tracking kernels."""
-    params: RewardParams
-    """Targets and thresholds of the terms."""
+    k: Constants
+    """The run's constants (also read as ``x.dt``, ``x.sigma``, ``x.params``, ``x.left_feet``, ``x.right_feet``)."""
+
+    @property
+    def dt(self) -> float:
+        return self.k.dt
+
+    @property
+    def sigma(self) -> float:
+        return self.k.sigma
+
+    @property
+    def params(self) -> RewardParams:
+        return self.k.params
+
+    @property
+    def left_feet(self) -> torch.Tensor:
+        return self.k.left_feet
+
+    @property
+    def right_feet(self) -> torch.Tensor:
+        return self.k.right_feet
 
 
 TERMS = RewardTerms[Context]()
@@ -139,7 +169,11 @@ def feet_clearance(x: Context) -> torch.Tensor:
     return torch.sum(err * speed * ~x.contact, dim=1)
 
 
-@term
+def _has_foot_pairs(k: Constants) -> str | None:
+    return None if k.left_feet.numel() else f"needs left_*/right_* feet; the feet: {', '.join(k.foot_names)}"
+
+
+@term(requires=_has_foot_pairs)
 def feet_distance(x: Context) -> torch.Tensor:
     """How far each left foot is less than ``feet_min_distance`` to the left of its right foot, in the heading
     frame (a crossed pair counts its whole overlap); summed over the pairs."""

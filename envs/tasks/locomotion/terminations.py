@@ -1,5 +1,6 @@
-"""When an episode ends: a fall (terminated), a diverged simulation (terminated, not learned from), a time-out
-or the generated terrain's edge (truncated, bootstrapped)."""
+"""When a velocity-tracking episode ends: a fall (terminated) or a speed beyond the robot's bounds (the robot's
+part of the shared divergence test, ``envs/tasks/divergence.py``: terminated, not learned from); the time-out and
+the generated terrain's edge (truncated, bootstrapped) are the base's recipe and ``Ground.outside``."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ from dataclasses import dataclass
 
 import torch
 
-from envs.physics.base import PhysicsReadout
 from envs.tasks.bounds import SpeedBounds
 from envs.tasks.locomotion.step import Addresses, Step
 from envs.tasks.locomotion_config import LocomotionEnvConfig
@@ -29,16 +29,10 @@ class Judge:
     adr: Addresses
     """Where the base and joint velocities are in ``qvel``."""
 
-    def diverged(self, s: Step, reward: torch.Tensor) -> torch.Tensor:
-        """``[N]`` bool: a non-finite state, a speed beyond ``MAX_SANE_QVEL`` or the robot's bounds, a non-finite
-        reward or the backend's own alarm (the observation's own check comes later)."""
-        r: PhysicsReadout = s.r
-        finite = torch.isfinite(r.qpos).all(1) & torch.isfinite(r.qvel).all(1)
-        out = ~finite | (r.qvel.abs() > MAX_SANE_QVEL).any(1) | self.beyond_bounds(r.qvel)
-        out |= ~torch.isfinite(reward)
-        if r.unstable is not None:
-            out |= r.unstable.to(reward.device)
-        return out
+    def too_fast(self, qvel: torch.Tensor) -> torch.Tensor:
+        """``[N]`` bool: a speed beyond ``MAX_SANE_QVEL`` or the robot's bounds (the family's part of the shared
+        divergence test, ``envs/tasks/divergence.py``)."""
+        return (qvel.abs() > MAX_SANE_QVEL).any(1) | self.beyond_bounds(qvel)
 
     def beyond_bounds(self, qvel: torch.Tensor) -> torch.Tensor:
         """``[N]`` bool: the base or a joint moves faster than the robot's speed bounds (NaN: False)."""

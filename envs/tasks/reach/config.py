@@ -130,8 +130,7 @@ class ReachEnvConfig(MujocoEnvConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        require(self.episode_length_s > 0, "env.episode_length_s", self.episode_length_s, "a number > 0")
-        for name in ("action_scale", "clip_actions", "success_radius", "max_joint_vel"):
+        for name in ("action_scale", "success_radius", "max_joint_vel"):
             require(getattr(self, name) > 0, f"env.{name}", getattr(self, name), "a number > 0")
         require(self.init_joint_noise >= 0, "env.init_joint_noise", self.init_joint_noise, "a number >= 0")
 

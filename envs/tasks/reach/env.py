@@ -1,14 +1,14 @@
 """Reaching: a fixed-base arm moves its fingertip to random targets (a second task family on ``MujocoTask``).
 
 The arm is data (``arm.py``: names resolved once against ``arm.xml``). ``MujocoTask`` (``envs/tasks/base.py``)
-owns the physics, the random stream, the task state and checkpoints; this class wires the jobs:
+owns the physics, the random stream, the task state, checkpoints and the step's recipe; this class supplies the
+recipe's hooks and wires the jobs:
 
     state.py          the per-env task state, declared once
     targets.py        targets drawn in the workspace at resets and every ``targets.resample_s``
     kinematics.py     the fingertip's position from the joint angles (valid right after a reset too)
     observations.py   the observation table and each term's value
     rewards.py        the reward terms, each a small function of the step's ``Context``
-    metrics.py        the iteration log and the evaluator's metrics
     export.py         the exported policy's metadata
 
 Episodes end by their time-out (truncated, bootstrapped) or by divergence (non-finite state or observation,
@@ -18,6 +18,7 @@ a joint faster than ``max_joint_vel``: terminated, ``invalid``, reward zeroed, n
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 from typing import Any
 
 import mujoco
@@ -27,14 +28,24 @@ import torch
 from envs.physics.base import PhysicsReadout
 from envs.tasks.base import MujocoTask, columns
 from envs.tasks.observations import ObservationLayout
-from envs.tasks.reach import export, metrics, observations, rewards
+from envs.tasks.reach import export, observations, rewards
 from envs.tasks.reach.arm import ARM, ArmSpec, ResolvedArm, resolve
 from envs.tasks.reach.config import ReachEnvConfig
 from envs.tasks.reach.kinematics import SiteKinematics
 from envs.tasks.reach.state import ReachState
 from envs.tasks.reach.targets import Targets
 from envs.tasks.reward_terms import weights_of
-from rl_core.env_api import ActionSpec, Obs, StepInfo
+from rl_core.env_api import ActionSpec, Obs
+
+
+@dataclass(frozen=True)
+class Measured:
+    """What the hooks of one reaching step share."""
+
+    joint_vel: torch.Tensor
+    """``[N, J]`` rad/s."""
+    distance: torch.Tensor
+    """Fingertip to target ``[N]`` (m)."""
 
 
 class ReachEnv(MujocoTask[ReachState]):
@@ -42,21 +53,17 @@ class ReachEnv(MujocoTask[ReachState]):
 
     def __init__(self, cfg: ReachEnvConfig, device: torch.device | str = "cpu", arm: ArmSpec = ARM):
         self.cfg = cfg
-        weights = reward_weights(cfg)
-        rewards.TERMS.check(weights)
         self.arm: ResolvedArm = resolve(arm)
         J = self.num_joints = self.arm.num_joints
         super().__init__(cfg, self.arm.model, (), ReachState, {"joints": J}, device)
         self.camera = arm.camera
-        self.max_episode_length = self.episode_steps(cfg.episode_length_s)
         self.resample_steps = max(1, round(cfg.targets.resample_s / self.dt))
         self._setup_arm()
         self.obs = ObservationLayout(observations.TABLE, {"joints": J}, (), cfg, cfg.noise.scale, self.device)
         self.obs_layout = self.obs.policy
         """The policy's observation terms in order, ``(name, size)`` (exported for deployment)."""
         self.obs_dims = {"policy": self.obs.full_dim}
-        self.reward_terms = {name: w * self.dt for name, w in weights.items() if w != 0.0}
-        """Each switched-on reward term's weight times the control period."""
+        self._set_rewards(rewards.TERMS, reward_weights(cfg))
         self.targets = Targets(cfg.targets, self.arm.shoulder, self._uniform, self.device)
         self._filmed: mujoco.MjModel | None = None
         """The model copy ``render_model`` last gave out (its target site follows the filmed env's target)."""
@@ -66,8 +73,9 @@ class ReachEnv(MujocoTask[ReachState]):
         self.action_spec = ActionSpec(discrete=False, n=self.num_joints)
         self.default_joint_pos = torch.tensor(arm.spec.default_pose, dtype=torch.float32, device=dev)
         self._qpos, self._dof = columns(arm.joint_qpos_adr, dev), columns(arm.joint_dof_adr, dev)
+        self.action_scale = cfg.action_scale
         ctrl = sorted(range(self.num_joints), key=lambda i: arm.actuator_of_joint[i])  # joint of each actuator
-        self._ctrl_order = None if ctrl == list(range(self.num_joints)) else torch.tensor(ctrl, device=dev)
+        self.ctrl_order = None if ctrl == list(range(self.num_joints)) else torch.tensor(ctrl, device=dev)
         ranges = torch.tensor(arm.joint_range, dtype=torch.float32, device=dev)
         self._low, self._high = ranges[:, 0], ranges[:, 1]
         self._qpos0 = torch.tensor(self.model.qpos0, dtype=torch.float32, device=dev)
@@ -79,73 +87,51 @@ class ReachEnv(MujocoTask[ReachState]):
                                         torch.tensor(data.xmat[base].reshape(3, 3), dtype=torch.float32, device=dev))
         self._max_joint_vel = cfg.max_joint_vel
 
-    # ------------------------------------------------------------------------------------ the step
-    def _act(self, actions: torch.Tensor) -> torch.Tensor:
-        """Clip the actions and advance the physics by one control step; returns the clipped actions."""
-        clip = self.cfg.clip_actions
-        actions = actions.to(self.device).clamp(-clip, clip)
-        targets = self.default_joint_pos + self.cfg.action_scale * actions
-        self.physics.step(targets if self._ctrl_order is None else targets[:, self._ctrl_order])
-        return actions
+    # ------------------------------------------------------------------------------------ the step's hooks
+    def _measure(self, r: PhysicsReadout, actions: torch.Tensor) -> Measured:
+        return Measured(r.qvel[:, self._dof], torch.norm(self.state.target - self.tip(r.qpos), dim=1))
 
-    def _finish_step(self, actions: torch.Tensor) -> tuple[Obs, torch.Tensor, torch.Tensor, torch.Tensor, StepInfo]:
-        """Everything after the physics, top to bottom (torch only, fixed shapes, no host sync)."""
-        cfg, state = self.cfg, self.state
-        r = self.physics.read()
-        state.episode_length += 1
-        joint_vel = r.qvel[:, self._dof]
-        distance = torch.norm(state.target - self.tip(r.qpos), dim=1)
-        x = rewards.Context(distance=distance, actions=actions, last_actions=state.last_actions,
-                            joint_vel=joint_vel, params=cfg.reward_params)
-        terms = rewards.TERMS.weighted(self.reward_terms, x)
-        stacked = torch.stack(list(terms.values()))  # [terms, N]
-        reward = stacked.sum(0)
-        diverged = self._diverged(r, reward)
-        truncated = state.episode_length >= self.max_episode_length
-        state.last_actions = actions
-        # new targets for the envs that go on: the observation below shows them (a done env's final observation
-        # keeps the target it was tracking)
-        self.targets.sample(state, (state.episode_length % self.resample_steps == 0) & ~truncated & ~diverged)
-        final_obs, bad_obs = self._observed(r)
-        diverged = diverged | bad_obs
-        terminated, truncated = diverged, truncated & ~diverged
-        done = terminated | truncated
-        reward = torch.where(diverged, torch.zeros_like(reward), torch.nan_to_num(reward))
-        valid = ~diverged
-        ended = done & valid  # a diverged episode has no final distance and is never a success
-        nan = torch.full_like(distance, float("nan"))
-        stats = {"success": torch.where(ended, (distance <= cfg.success_radius).float(), nan),
-                 "final_distance": torch.where(ended, distance, nan)}
-        obs = final_obs
-        if self._needed(done):
-            self._reset_envs(done)
-            fresh = self._observed(self.physics.read())[0]
-            obs = {g: torch.where(done.unsqueeze(1), fresh[g], final_obs[g]) for g in final_obs}
-        info: StepInfo = {
-            "final_obs": final_obs if self._needed(truncated) else None, "invalid": diverged,
-            "log": metrics.log(stacked, list(terms), valid, distance, terminated, truncated, diverged),
-            "episode_stats": stats, "metrics": {"distance": distance}}
-        return obs, reward, terminated, truncated, info
+    def _reward_context(self, q: Measured, actions: torch.Tensor) -> rewards.Context:
+        return rewards.Context(distance=q.distance, actions=actions, last_actions=self.state.last_actions,
+                               joint_vel=q.joint_vel, params=self.cfg.reward_params)
 
-    def _diverged(self, r: PhysicsReadout, reward: torch.Tensor) -> torch.Tensor:
-        """``[N]`` bool: a non-finite state or reward, a joint faster than ``max_joint_vel``, or the backend's alarm
-        (the observation's own check comes later)."""
-        finite = torch.isfinite(r.qpos).all(1) & torch.isfinite(r.qvel).all(1) & torch.isfinite(reward)
-        out = ~finite | (r.qvel.abs() > self._max_joint_vel).any(1)
-        if r.unstable is not None:
-            out |= r.unstable.to(reward.device)
-        return out
+    def _too_fast(self, qvel: torch.Tensor) -> torch.Tensor:
+        return (qvel.abs() > self._max_joint_vel).any(1)
 
-    def _observed(self, r: PhysicsReadout) -> tuple[Obs, torch.Tensor]:
+    def _after_rewards(self, q: Measured, actions: torch.Tensor) -> None:
+        self.state.last_actions = actions
+
+    def _resample(self, q: Measured, mask: torch.Tensor) -> None:
+        """New targets for the envs that go on: the observation shows them (a done env's final observation keeps
+        the target it was tracking)."""
+        self.targets.sample(self.state, mask)
+
+    def _observe(self, r: PhysicsReadout, rows: torch.Tensor | None = None) -> tuple[Obs, torch.Tensor]:
         """The (noisy) policy observation, non-finite values replaced by 0, and ``[N]`` bool: it was non-finite."""
-        values = observations.values(r.qpos[:, self._qpos], r.qvel[:, self._dof], self.default_joint_pos,
-                                     self.state.target, self.tip(r.qpos), self.state.last_actions, self.frame)
-        obs = self.obs.noisy(self.obs.exact(values), self.generator, self.num_envs)
+        state = self.state
+        target, last = (state.target, state.last_actions) if rows is None else (state.target[rows],
+                                                                                 state.last_actions[rows])
+        values = observations.values(r.qpos[:, self._qpos], r.qvel[:, self._dof], self.default_joint_pos, target,
+                                     self.tip(r.qpos), last, self.frame)
+        obs = self.obs.noisy(self.obs.exact(values), self.generator, self.num_envs, rows)
         bad = ~torch.isfinite(obs).all(dim=1)
         return {"policy": torch.nan_to_num(obs, nan=0.0, posinf=0.0, neginf=0.0)}, bad
 
+    def _episode_stats(self, q: Measured, ended: torch.Tensor) -> dict[str, torch.Tensor]:
+        """``success`` (the fingertip ended within ``success_radius``) and ``final_distance`` of the episodes that
+        ended; a diverged episode has no final distance and is never a success."""
+        nan = torch.full_like(q.distance, float("nan"))
+        return {"success": torch.where(ended, (q.distance <= self.cfg.success_radius).float(), nan),
+                "final_distance": torch.where(ended, q.distance, nan)}
+
+    def _measures(self, q: Measured) -> dict[str, torch.Tensor]:
+        return {"distance": q.distance}
+
+    def _metrics(self, q: Measured) -> dict[str, torch.Tensor]:
+        return {"distance": q.distance}
+
     # ------------------------------------------------------------------------------------ resets
-    def _reset_envs(self, mask: torch.Tensor) -> None:
+    def reset_envs(self, mask: torch.Tensor) -> None:
         """The masked envs start near the default pose, at rest, with a new target (fixed shapes, no sync)."""
         n, noise = mask.shape[0], self.cfg.init_joint_noise
         qpos = self._qpos0.expand(n, -1).clone()
@@ -154,13 +140,6 @@ class ReachEnv(MujocoTask[ReachState]):
         self.physics.reset(mask, qpos, torch.zeros(n, self.model.nv, device=self.device))
         self.targets.sample(self.state, mask)
         self.state.clear(mask)
-
-    def _reset_all(self) -> Obs:
-        self._reset_envs(self._all)
-        if self.cfg.randomize_initial_episode_length:
-            self.state.episode_length = torch.randint(0, self.max_episode_length, (self.num_envs,),
-                                                      generator=self.generator, device=self.device)
-        return self._observed(self.physics.read())[0]
 
     # ------------------------------------------------------------------------------------ views
     def fingertip(self) -> torch.Tensor:
@@ -184,7 +163,7 @@ class ReachEnv(MujocoTask[ReachState]):
 
     def export_metadata(self) -> dict[str, Any]:
         """What a deployment needs (``export.py``; the schema: ``deploy/schema.py``)."""
-        return export.metadata(self)
+        return export.metadata(self.cfg, self.arm, self.obs, self.frame, self.dt)
 
 
 def reward_weights(cfg: ReachEnvConfig) -> dict[str, float]:

@@ -11,23 +11,24 @@ in the ``target_ranges`` (the schema: ``deploy/schema.py``, family ``reach``).
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from envs.tasks.base import scene_bytes
+from envs.tasks.observations import ObservationLayout
+from envs.tasks.reach.arm import ResolvedArm
+from envs.tasks.reach.config import ReachEnvConfig
+from envs.tasks.reach.observations import Frame
+from envs.tasks.scene_bytes import scene_bytes
 
-if TYPE_CHECKING:
-    from envs.tasks.reach.env import ReachEnv
 
-
-def metadata(env: ReachEnv) -> dict[str, Any]:
-    """The exported metadata of ``env`` (see the module docstring)."""
-    cfg, arm = env.cfg, env.arm
+def metadata(cfg: ReachEnvConfig, arm: ResolvedArm, layout: ObservationLayout, frame: Frame, dt: float
+             ) -> dict[str, Any]:
+    """The exported metadata of a reaching task (see the module docstring)."""
     return {
         "task_family": "reach",
         "robot": arm.spec.name,
-        "scene_mjb": scene_bytes(env.model),
-        "obs_layout": [list(item) for item in env.obs_layout],
-        "obs_scales": env.obs.export_scales(),
+        "scene_mjb": scene_bytes(arm.model),
+        "obs_layout": [list(item) for item in layout.policy],
+        "obs_scales": layout.export_scales(),
         "joint_names": list(arm.spec.joints),
         "default_joint_pos": list(arm.spec.default_pose),
         "joint_pos_limits": [list(r) for r in arm.joint_range],
@@ -36,14 +37,14 @@ def metadata(env: ReachEnv) -> dict[str, Any]:
         "kp": list(arm.kp),
         "kd": list(arm.kd),
         "torque_limits": list(arm.torque_limit),
-        "control_dt": env.dt,
-        "sim_dt": env.model.opt.timestep,
+        "control_dt": dt,
+        "sim_dt": arm.model.opt.timestep,
         "decimation": cfg.decimation,
         "episode_length_s": cfg.episode_length_s,
         "fingertip_site": arm.spec.fingertip_site,
         "target_site": arm.spec.target_site,
-        "base_pos": env.frame.origin.tolist(),
-        "base_rot": env.frame.rot.reshape(-1).tolist(),
+        "base_pos": frame.origin.tolist(),
+        "base_rot": frame.rot.reshape(-1).tolist(),
         "shoulder_pos": list(arm.shoulder),
         "target_ranges": asdict(cfg.targets),
         "success_radius": cfg.success_radius,
