@@ -83,12 +83,15 @@ class UnitreeRobot:
         from deploy.unitree import idl  # cyclonedds: only the DDS side needs it
 
         self.profile = profile
+        self.where = f"interface {participant.interface}, domain {participant.domain}"
+        """Where it listens (for messages)."""
         family = FAMILIES[profile.family]
         self._cmd = idle_command(profile, idl.new(family["LowCmd_"]))
         self._writer = participant.writer(TOPIC_LOWCMD, idl.low_cmd(profile.family))
         self.received = 0
         """Low states read."""
-        self._reader = participant.reader(TOPIC_LOWSTATE, idl.low_state(profile.family))
+        self._state_type = idl.low_state(profile.family)
+        self._reader = participant.reader(TOPIC_LOWSTATE, self._state_type)
         self._velocity = (participant.reader(TOPIC_BASE_VELOCITY, idl.idl_class(BASE_VELOCITY))
                           if base_velocity else None)
         self._lin_vel: Optional[np.ndarray] = None
@@ -108,9 +111,9 @@ class UnitreeRobot:
         return time.monotonic()
 
     def read(self) -> Optional[RobotState]:
-        samples = self._reader.take(N=1)
+        samples = [s for s in self._reader.take(N=1) if isinstance(s, self._state_type)]  # not a writer's goodbye
         if self._velocity is not None:
-            vel = self._velocity.take(N=1)
+            vel = [v for v in self._velocity.take(N=1) if hasattr(v, "velocity")]
             if vel:
                 self._lin_vel = np.asarray(vel[-1].velocity, dtype=np.float64)
         if samples:
