@@ -178,3 +178,34 @@ def test_the_remote_round_trips_and_its_sticks_command_within_the_training_range
     np.testing.assert_allclose(sticks.command(r), [0.5, 0.075, -0.75])
     np.testing.assert_allclose(sticks.command(Remote(ly=-1.0, lx=0.02)), [-0.5, 0.0, 0.0])  # low end, deadzone
     np.testing.assert_allclose(sticks.command(sticks.sticks((0.5, -0.2, 0.3))), [0.5, -0.2, 0.3], atol=1e-6)
+
+
+def _walk(obj, name):
+    for part in name.split("."):
+        obj = obj[int(part)] if part.isdigit() else getattr(obj, part)
+    return obj
+
+
+@pytest.mark.parametrize("family,name", list(SIZES))
+def test_packed_messages_are_cyclonedds_bytes_and_unitrees_checksum(family, name):
+    """The simulated robot's fast path (deploy/unitree/packed.py): every field set to a random value in place
+    gives CycloneDDS's own serialization of the same sample, and the numpy checksum the plain one."""
+    pytest.importorskip("cyclonedds", reason="cyclonedds is not installed (pip install -e '.[unitree]')")
+    from deploy.unitree import idl
+    from deploy.unitree.packed import Packed
+
+    rng = np.random.default_rng(7)
+    msg = FAMILIES[family][name]
+    sample, packed = idl.new(msg), Packed(msg)
+    for field, (kind, _off, count) in packed.c.fields.items():
+        if field == "crc":
+            continue
+        v = rng.normal(size=count).astype(np.float32) if kind == "f32" else rng.integers(0, 120, size=count)
+        parent, _, leaf = field.rpartition(".")
+        setattr(_walk(sample, parent) if parent else sample, leaf, [x.item() for x in v] if count > 1 else v[0].item())
+        packed.set(field, v if count > 1 else v[0])
+    data = packed.seal()
+    sample.crc = checksum(msg, sample)
+    assert packed.cdr.get("crc") == sample.crc
+    reference = sample.serialize()
+    assert data[:len(reference) - 4] == reference[4:]  # after CDR's 4-byte encapsulation header

@@ -31,6 +31,7 @@ from deploy.simrobot import SimRobotConfig, SimulatedRobot, robot_joints, serve
 from deploy.unitree import idl
 from deploy.unitree.crc import checksum
 from deploy.unitree.dds import LOOPBACK, Participant
+from deploy.unitree.packed import Packed, RawWriter
 from deploy.unitree.messages import BASE_VELOCITY, FAMILIES, TOPIC_BASE_VELOCITY, TOPIC_LOWCMD, TOPIC_LOWSTATE
 from deploy.unitree.profiles import Profile, get
 from deploy.unitree.remote import Remote, StickMap, encode
@@ -93,12 +94,17 @@ class DdsLink:
         self.sticks = StickMap(robot.meta)
         self._cmd_type = idl.low_cmd(profile.family)
         self._reader = participant.reader(TOPIC_LOWCMD, self._cmd_type)
-        self._writer = participant.writer(TOPIC_LOWSTATE, idl.low_state(profile.family))
+        state_type = idl.low_state(profile.family)
+        self._writer = RawWriter(participant.writer(TOPIC_LOWSTATE, state_type), state_type, idl.new(self.state_msg))
         self._velocity = (participant.writer(TOPIC_BASE_VELOCITY, idl.idl_class(BASE_VELOCITY))
                           if cfg.sim.base_velocity else None)
-        self._state = idl.new(self.state_msg)
+        self._vel = idl.new(BASE_VELOCITY)
+        self._state = Packed(self.state_msg)  # the 500 Hz low state, written in place (deploy/unitree/packed.py)
+        self._q = self._state.index([f"motor_state.{i}.q" for i in self.slots])
+        self._dq = self._state.index([f"motor_state.{i}.dq" for i in self.slots])
+        self._state.set_many(self._state.index([f"motor_state.{i}.mode" for i in self.slots]), 1)
         if profile.family == "unitree_hg":
-            self._state.mode_machine = cfg.mode_machine
+            self._state.set("mode_machine", cfg.mode_machine)
         self.t0 = time.monotonic()
         self.first: Optional[float] = None
         """When the first command arrived (monotonic s)."""
@@ -144,21 +150,19 @@ class DdsLink:
         return seq, state, self.remote_at(state.stamp)
 
     def send(self, packet: Any) -> bool:
-        seq, state, remote = packet
+        _seq, state, remote = packet
         s = self._state
-        for k, i in enumerate(self.slots):
-            m = s.motor_state[i]
-            m.mode, m.q, m.dq = 1, float(state.joint_pos[k]), float(state.joint_vel[k])
-        s.imu_state.quaternion = [float(x) for x in state.imu_quat]
-        s.imu_state.gyroscope = [float(x) for x in state.gyro]
-        s.tick = int(round(1e3 * (state.stamp - self.t0))) & 0xFFFFFFFF
-        s.wireless_remote = encode(remote)
-        s.crc = checksum(self.state_msg, s)
-        self._writer.write(s)
+        s.set_many(self._q, state.joint_pos)
+        s.set_many(self._dq, state.joint_vel)
+        s.set("imu_state.quaternion", state.imu_quat)
+        s.set("imu_state.gyroscope", state.gyro)
+        tick = int(round(1e3 * (state.stamp - self.t0))) & 0xFFFFFFFF
+        s.set("tick", tick)
+        s.set("wireless_remote", encode(remote))
+        self._writer.write(s.seal())
         if self._velocity is not None and state.base_lin_vel is not None:
-            v = idl.new(BASE_VELOCITY)
-            v.tick, v.velocity = s.tick, [float(x) for x in state.base_lin_vel]
-            self._velocity.write(v)
+            self._vel.tick, self._vel.velocity = tick, [float(x) for x in state.base_lin_vel]
+            self._velocity.write(self._vel)
         return True
 
 
