@@ -21,6 +21,7 @@ Where the expected values come from (none of them were computed by the code unde
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 import numpy as np
@@ -209,3 +210,17 @@ def test_packed_messages_are_cyclonedds_bytes_and_unitrees_checksum(family, name
     assert packed.cdr.get("crc") == sample.crc
     reference = sample.serialize()
     assert data[:len(reference) - 4] == reference[4:]  # after CDR's 4-byte encapsulation header
+
+
+def test_the_keyboard_fallback_reads_typed_letters_without_blocking():
+    from deploy.unitree.operator import Keys
+
+    r, w = os.pipe()
+    with os.fdopen(r) as reader, os.fdopen(w, "w") as writer:
+        keys = Keys(reader)
+        assert keys.poll() == ""  # nothing typed: returns at once
+        writer.write("S\na\n")
+        writer.flush()
+        assert keys.poll() == "sa"
+        writer.close()
+        assert keys.poll() == "" and not keys.open  # end of input: stops reading

@@ -57,27 +57,32 @@ class OperatorConfig:
 
 
 class Keys:
-    """Characters typed on the terminal (line by line: a letter and Enter), read without blocking."""
+    """Letters typed on the terminal (a letter and Enter), read from the file descriptor without blocking."""
 
     def __init__(self, stream: Optional[TextIO] = None):
-        self.stream = stream if stream is not None else sys.stdin
-        self.open = self.stream is not None and not self.stream.closed
+        stream = stream if stream is not None else sys.stdin
+        try:
+            self.fd: Optional[int] = stream.fileno() if stream is not None else None
+        except (OSError, ValueError):
+            self.fd = None
+        self.open = self.fd is not None
+        """False once the input ended (or there is none)."""
 
     def poll(self) -> str:
-        """What was typed since the last call ('' when nothing; stops reading at end of input)."""
-        if not self.open:
+        """The letters typed since the last call, lower case ('' when none)."""
+        if self.fd is None or not self.open:
             return ""
-        out = ""
+        out = b""
         try:
-            while select.select([self.stream], [], [], 0)[0]:
-                line = self.stream.readline()
-                if not line:
+            while select.select([self.fd], [], [], 0)[0]:
+                chunk = os.read(self.fd, 256)
+                if not chunk:
                     self.open = False
                     break
-                out += line.strip().lower()
+                out += chunk
         except (OSError, ValueError):
             self.open = False
-        return out
+        return "".join(c for c in out.decode(errors="ignore").lower() if c.isalpha())
 
 
 class Sequence:
