@@ -98,8 +98,8 @@ def test_operator_sequence_damping_pose_policy_estop_against_the_simulated_robot
         rt = ["--rt-priority", "50"] if RT else []
         op = subprocess.run([sys.executable, "-m", "deploy.unitree", str(QUADRUPED), "--interface", "lo", "--domain",
                              str(domain), "--base-velocity", "--pose-seconds", "1.5", "--seconds", "5",
-                             "--log", str(log), *rt], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                            stdin=subprocess.DEVNULL)
+                             "--show-joints", "1", "--log", str(log), *rt], cwd=ROOT, capture_output=True, text=True,
+                            timeout=120, stdin=subprocess.DEVNULL)
         report = _report(sim)
     finally:
         if sim.poll() is None:
@@ -115,7 +115,8 @@ def test_operator_sequence_damping_pose_policy_estop_against_the_simulated_robot
     # Under damping the robot sinks to the floor (the simulated robot counts that as its first fall); the pose
     # phase stands it up and the policy walks it on the stick's 0.5 m/s for about 3 s without tilting.
     assert report["forward_m"] > 0.8, report
-    assert "[" in op.stdout and "] policy: the policy runs" in op.stdout
+    assert "] policy: the policy runs" in op.stdout
+    assert "joints (rad): FR_hip_joint=" in op.stdout  # --show-joints: the sign check's printout
 
 
 def test_rehearsal_over_dds_drives_a_g1_profile_in_real_time(tmp_path):

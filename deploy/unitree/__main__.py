@@ -1,8 +1,8 @@
 """The real-robot command: a policy on a Unitree robot over DDS, through the operator's sequence.
 
     python -m deploy.unitree POLICY.onnx --interface eth0 [--robot unitree_go2|unitree_g1] [--domain 0]
-                             [--seconds 3600] [--pose-seconds 3] [--base-velocity] [--rt-priority 80]
-                             [--log states.json]
+                             [--seconds 3600] [--pose-seconds 3] [--base-velocity] [--show-joints 1]
+                             [--rt-priority 80] [--log states.json]
 
 It says which network interface, domain, CycloneDDS version and robot profile it uses, which of the robot's
 joints the policy drives (by name) and which stay limp, then runs ``operator.Sequence``: wait for the low state,
@@ -41,6 +41,8 @@ def _parse(argv: Optional[list[str]]) -> argparse.Namespace:
     p.add_argument("--base-velocity", action="store_true",
                    help="read base_lin_vel from rt/legged_mjx/base_velocity (your estimator's "
                         "output) for a policy that observes it")
+    p.add_argument("--show-joints", type=float, default=0.0, metavar="SECONDS",
+                   help="before the policy runs, print the joints' measured positions this often (sign checks)")
     p.add_argument("--rt-priority", type=int, default=0, help="SCHED_FIFO priority (1-99; 0: normal scheduler)")
     p.add_argument("--log", default=None, help="write the states and the timing summary to this JSON file")
     return p.parse_args(argv)
@@ -96,7 +98,8 @@ def main(argv: Optional[list[str]] = None) -> dict[str, Any]:
 
     participant = dds.Participant(args.interface, args.domain)
     robot = UnitreeRobot(profile, participant, base_velocity=args.base_velocity)
-    cfg = OperatorConfig(connect_timeout_s=args.connect_timeout, pose_s=args.pose_seconds, policy_s=args.seconds)
+    cfg = OperatorConfig(connect_timeout_s=args.connect_timeout, pose_s=args.pose_seconds, policy_s=args.seconds,
+                         show_joints_s=args.show_joints)
     summary = Sequence(policy, robot, cfg).run()
     line = {k: summary[k] for k in ("mode", "reason", "ticks", "missed_deadlines") if k in summary}
     print(f"unitree: done: {json.dumps(line)}")

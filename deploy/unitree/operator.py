@@ -54,6 +54,9 @@ class OperatorConfig:
     """Remote button: default pose -> policy (keyboard: a)."""
     stop_button: str = "select"
     """Remote button: e-stop at any time (keyboard: e)."""
+    show_joints_s: float = 0.0
+    """Before the policy runs, print every driven joint's measured position this often (s; 0: never): for the sign
+    check joint by joint."""
 
 
 class Keys:
@@ -99,6 +102,8 @@ class Sequence:
         self.pose = np.asarray(servos.pose, dtype=np.float64)
         self.kp, self.kd = np.asarray(servos.kp, dtype=np.float64), np.asarray(servos.kd, dtype=np.float64)
         self.sticks = StickMap(policy.metadata)
+        self.names = list(policy.metadata["joint_names"]) + list(policy.metadata.get("held_joint_names", []))
+        """The driven joints, in ``ctl.driven`` order."""
         self.keys = keys or Keys()
         self.out = out
         self.t0 = time.monotonic()
@@ -167,12 +172,19 @@ class Sequence:
                 return "no state"
             t = now - start
             self.robot.write(command(state, t))
+            self._show(state, k)
             if done(state, t):
                 return "done"
             if t >= seconds:
                 return "time"
             k += 1
             time.sleep(max(0.0, start + k * period - time.monotonic()))
+
+    def _show(self, state: RobotState, k: int) -> None:
+        every = round(self.cfg.show_joints_s / self.runtime.period) if self.cfg.show_joints_s > 0 else 0
+        if every and k % every == 0:
+            q = np.asarray(state.joint_pos, dtype=np.float64)[self.ctl.driven]
+            self.out("joints (rad): " + " ".join(f"{n}={x:+.3f}" for n, x in zip(self.names, q, strict=True)))
 
     def damping(self) -> str:
         self.log("damping", f"zero stiffness, kd x{self.safety_cfg.estop_kd_scale:g}; press {self.cfg.start_button} "
