@@ -7,8 +7,8 @@ For each message (a ``unitree_go`` and a ``unitree_hg`` LowCmd_, nested structs,
 (``deploy.unitree.dds.loopback_config``, a fresh domain) while the other counts the samples it receives with a
 correct checksum. Both interpreters need cyclonedds and numpy and run this repository's ``deploy/unitree``. Prints
 one line per case: the versions, samples received of those sent (none: the subscriber died first), and how each
-process ended (a negative exit code is the signal that killed it: -11, a segmentation fault). docs/deploy.md reports the result for cyclonedds 11.0.1 against 0.10.2 (the
-version Unitree's robots run).
+process ended (a negative exit code is the signal that killed it: -11, a segmentation fault). docs/deploy.md
+reports the result for cyclonedds 11.0.1 against 0.10.2 (the version Unitree's robots run).
 """
 
 from __future__ import annotations
