@@ -84,6 +84,20 @@ def test_no_low_state_is_one_line():
     assert "unitree: DDS on interface lo (multicast off, peer 127.0.0.1)" in proc.stdout
 
 
+def test_bad_input_to_the_real_robot_command_is_one_line_before_dds_starts():
+    cases = [(["--interface", "lo"], "error: unitree: the policy observes base_lin_vel, which Unitree's low state does "
+              "not carry; publish an estimate on rt/legged_mjx/base_velocity and pass --base-velocity, or deploy a "
+              "policy that does not observe it"),
+             (["--interface", "wlan9", "--base-velocity"], "error: --interface='wlan9' is not a network interface of "
+              "this machine; it has: "),
+             (["--interface", "lo", "--robot", "unitree_h9"], "error: argument --robot: invalid choice: 'unitree_h9'")]
+    for args, line in cases:
+        proc = subprocess.run([sys.executable, "-m", "deploy.unitree", str(QUADRUPED), *args], cwd=ROOT,
+                              capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+        assert proc.returncode == 2 and proc.stderr.startswith(line), (args, proc.stderr)
+        assert len(proc.stderr.strip().splitlines()) == 1 and "unitree: DDS on" not in proc.stdout
+
+
 def test_operator_sequence_damping_pose_policy_estop_against_the_simulated_robot(tmp_path):
     """The real-robot command on loopback: the simulated Go2 plays the remote (start, then A, then the left stick
     forward, then select); the command must go through damping, the default pose and the policy to the e-stop."""

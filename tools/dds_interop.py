@@ -22,6 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from rl_core.errors import OneLineParser
+
 ROOT = Path(__file__).resolve().parents[1]
 SENT = 200
 MESSAGES = ("unitree_go/LowCmd_", "unitree_hg/LowCmd_", "BaseVelocity_")
@@ -87,7 +89,7 @@ def _case(pub: str, sub: str, message: str, domain: int) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
-    p = argparse.ArgumentParser(prog="python -m tools.dds_interop", description=__doc__.splitlines()[0])
+    p = OneLineParser(prog="python -m tools.dds_interop", description=__doc__.splitlines()[0])
     p.add_argument("--other-python", help="interpreter with the other cyclonedds version")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.add_argument("--node", choices=("pub", "sub"), help=argparse.SUPPRESS)

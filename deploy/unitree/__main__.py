@@ -24,11 +24,11 @@ from deploy.runtime.loop import realtime
 from deploy.unitree import dds
 from deploy.unitree.operator import OperatorConfig, Sequence
 from deploy.unitree.profiles import PROFILES, Profile, driven_joints, for_policy
-from rl_core.errors import UserError
+from rl_core.errors import OneLineParser, UserError
 
 
 def _parse(argv: Optional[list[str]]) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m deploy.unitree", description=__doc__.splitlines()[0])
+    p = OneLineParser(prog="python -m deploy.unitree", description=__doc__.splitlines()[0])
     p.add_argument("policy", help="exported ONNX policy (play.py --export-onnx)")
     p.add_argument("--interface", required=True,
                    help="network interface the robot is on (e.g. eth0); lo: the simulated robot on this machine")
