@@ -224,3 +224,14 @@ def test_the_keyboard_fallback_reads_typed_letters_without_blocking():
         assert keys.poll() == "sa"
         writer.close()
         assert keys.poll() == "" and not keys.open  # end of input: stops reading
+
+
+def test_the_robot_side_imports_neither_torch_nor_mujoco_and_cyclonedds_only_when_it_connects():
+    import subprocess
+    import sys
+
+    code = ("import sys, deploy.unitree.__main__, deploy.unitree.operator, deploy.unitree.robot, "
+            "deploy.unitree.packed; "
+            "print('torch' in sys.modules, 'mujoco' in sys.modules, 'cyclonedds' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.returncode == 0 and out.stdout.split() == ["False", "False", "False"], out.stderr

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from typing import Any, Optional
+from typing import Optional
 from collections.abc import Callable
 
 import numpy as np
@@ -66,6 +66,3 @@ class DdsTransport:
     def close(self) -> None:
         self.robot = None
         self.participant = None
-
-    def report(self) -> dict[str, Any]:
-        return {"profile": self.profile.name, "domain": self.cfg.domain}
