@@ -54,6 +54,7 @@ def test_dds_stays_on_loopback(tmp_path):
 
 
 def _start_simrobot(policy: Path, domain: int, remote: tuple, seconds: float, profile: str) -> subprocess.Popen:
+    from deploy.rehearse import _ready_port
     from deploy.simrobot import SimRobotConfig
     from deploy.unitree.simrobot import DdsSimConfig
 
@@ -61,8 +62,12 @@ def _start_simrobot(policy: Path, domain: int, remote: tuple, seconds: float, pr
     cfg = DdsSimConfig(sim, profile, domain, remote)
     proc = subprocess.Popen([sys.executable, "-m", "deploy.unitree.simrobot", cfg.to_json()], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    line = proc.stdout.readline() if proc.stdout else ""
-    assert line.startswith("READY "), (line, proc.stderr.read() if proc.stderr else "")
+    try:
+        assert _ready_port(proc) == domain  # "READY <domain>" within 30 s, or an error naming why
+    except BaseException:
+        proc.kill()
+        proc.wait(timeout=10)
+        raise
     return proc
 
 
