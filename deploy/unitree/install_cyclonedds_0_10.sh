@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # CycloneDDS 0.10.2 for Python, the version Unitree's robots run (the wheel on the package index is 11.x, whose
 # type objects a 0.10 peer rejects for Unitree's nested messages: docs/deploy.md). It builds the Python binding
-# from source against Debian's cyclonedds-dev 0.10.2 (Debian 12; Ubuntu releases that package 0.10.x too).
+# from source against Debian's cyclonedds-dev 0.10.2 (tested on Debian 12).
 #
 #   bash deploy/unitree/install_cyclonedds_0_10.sh [PYTHON]      (PYTHON: default .venv/bin/python, else python3)
 #
