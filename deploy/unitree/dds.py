@@ -3,8 +3,8 @@
 CycloneDDS, left to itself, picks the first multicast-capable interface and announces itself by multicast. The
 real robot is reached on the interface its cable is in (``--interface eth0``, discovery as Unitree's SDK does
 it); tests, rehearsals and the simulated robot use ``loopback_config()``: the loopback interface, multicast off,
-the one peer 127.0.0.1, so that no packet leaves the machine. A domain id per rehearsal keeps concurrent ones
-apart (``free_domain``).
+the one peer 127.0.0.1, so that no packet leaves the machine. A random domain id per rehearsal keeps concurrent
+ones apart unless two draw the same (``free_domain``).
 
 The environment variable must be set before the process's first participant of that domain: ``participant()``
 sets it, and the child processes a rehearsal starts inherit it.
