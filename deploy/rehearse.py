@@ -2,7 +2,7 @@
 
     python -m deploy.rehearse policy.onnx [--out DIR] [--seconds 10] [--latencies 0,10,20,30,40]
                               [--command 0.5,0,0] [--actuation torque_pd|file] [--quick] [--repeats N]
-                              [--rt-priority 50]
+                              [--rt-priority 50] [--transport udp|unitree-dds] [--robot unitree_go2|unitree_g1]
 
 Each setting starts ``deploy/simrobot.py`` in its own process (torque PD at 1 kHz, sensor noise, joints in
 another order than the policy's) and runs ``deploy/runtime`` against it for ``--seconds``: standing still for
@@ -16,6 +16,10 @@ cut short by the computer (a missed deadline tripped the watchdog, or the simula
 walks is the largest one of the sweep with every smaller one walking too (``--repeats N``: every run of it).
 ``offline`` is today's sim2sim loop (``deploy/sim2sim.py``: the
 file's position servos at the training timestep, no real time, no latency, no noise) on the same command.
+
+``--transport unitree-dds`` swaps the UDP link for Unitree's DDS topics: the simulated robot speaks them
+(``deploy/unitree/simrobot.py``, DDS on loopback) and the runtime reaches it through ``UnitreeRobot``, the adapter a
+real robot gets, with the command from the wireless remote the simulated robot plays.
 
 Writes ``DIR/rehearsal.json``, ``DIR/rehearsal.png`` and each run's per-tick timing ``DIR/ticks/NAME.csv``;
 prints a markdown table (docs/deploy.md shows the default policy's).
@@ -36,6 +40,7 @@ import time
 import warnings
 from pathlib import Path
 from typing import Any, Optional
+from collections.abc import Callable
 
 import numpy as np
 
@@ -61,27 +66,72 @@ def schedule(command: tuple[float, float, float]):  # noqa: ANN201 - a closure
     return lambda t: still if t < STAND_S else moving
 
 
+class UdpTransport:
+    """The rehearsal's own link: ``deploy/simrobot.py`` behind UDP on loopback, the command sent along for scoring."""
+
+    module = "deploy.simrobot"
+
+    def __init__(self, policy: OnnxPolicy, sim: SimRobotConfig):
+        self.policy, self.sim = policy, sim
+        self.robot: Optional[UdpRobot] = None
+
+    def config(self) -> str:
+        return self.sim.to_json()
+
+    def env(self) -> Optional[dict[str, str]]:
+        return None
+
+    def connect(self, port: int) -> UdpRobot:
+        self.robot = UdpRobot(self.sim.sdk_order or robot_joints(self.policy.metadata), ("127.0.0.1", port))
+        return self.robot
+
+    def commands(self, scheduled: Callable[[float], np.ndarray]) -> Callable[[float], np.ndarray]:
+        return scheduled
+
+    def on_tick(self, _t: float, cmd: np.ndarray) -> None:
+        assert self.robot is not None
+        self.robot.reference = cmd
+
+    def stop(self, _proc: subprocess.Popen) -> None:
+        assert self.robot is not None
+        self.robot.quit()
+
+    def close(self) -> None:
+        if self.robot is not None:
+            self.robot.close()
+
+
+TRANSPORTS = ("udp", "unitree-dds")
+"""``--transport``: our UDP link, or Unitree's DDS topics through the adapter a real robot gets."""
+
+
 def rehearse_one(policy_path: str | Path, sim: SimRobotConfig, seconds: float, command: tuple[float, float, float],
                  safety: Optional[SafetyConfig] = None, log_csv: Optional[Path] = None,
-                 policy: Optional[OnnxPolicy] = None) -> dict[str, Any]:
+                 policy: Optional[OnnxPolicy] = None, transport: str = "udp",
+                 profile: Optional[str] = None) -> dict[str, Any]:
     """One real-time run: the simulated robot in a child process (killed in any case), the runtime here.
-    Returns the runtime's timing summary and safety mode with the robot's report."""
+    Returns the runtime's timing summary and safety mode with the robot's report. ``transport="unitree-dds"``:
+    the simulated robot speaks Unitree's DDS (``deploy/unitree/simrobot.py``, robot ``profile``) and the runtime
+    drives it through ``deploy.unitree.robot.UnitreeRobot``, the velocity command from its wireless remote."""
     policy = policy or OnnxPolicy(policy_path, threads=1)
     sim = dataclasses.replace(sim, policy=str(policy_path), seconds=seconds + 5.0)
-    proc = subprocess.Popen([sys.executable, "-m", "deploy.simrobot", sim.to_json()], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[1])
-    robot: Optional[UdpRobot] = None
+    link: Any
+    if transport == "unitree-dds":
+        from deploy.unitree.rehearsal import DdsTransport
+
+        link = DdsTransport(policy, sim, command, STAND_S, profile)
+    elif transport == "udp":
+        link = UdpTransport(policy, sim)
+    else:
+        raise UserError(f"--transport={transport} is not allowed; expected one of {', '.join(TRANSPORTS)}")
+    proc = subprocess.Popen([sys.executable, "-m", link.module, link.config()], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[1],
+                            env=link.env())
     try:
-        port = _ready_port(proc)
-        robot = UdpRobot(sim.sdk_order or robot_joints(policy.metadata), ("127.0.0.1", port))
+        robot = link.connect(_ready_port(proc))
         runtime = Runtime(policy, robot, safety)
-        link = robot
-
-        def note(_t: float, cmd: np.ndarray) -> None:
-            link.reference = cmd
-
-        timing = runtime.run(seconds, schedule(command), on_tick=note)
-        robot.quit()
+        timing = runtime.run(seconds, link.commands(schedule(command)), on_tick=link.on_tick)
+        link.stop(proc)
         out, err = proc.communicate(timeout=30)
         if proc.returncode != 0:
             raise RuntimeError(f"simulated robot failed: {err.strip().splitlines()[-1:] or proc.returncode}")
@@ -90,8 +140,7 @@ def rehearse_one(policy_path: str | Path, sim: SimRobotConfig, seconds: float, c
             runtime.log.write_csv(log_csv)
         return {"runtime": timing, "robot": report}
     finally:
-        if robot is not None:
-            robot.close()
+        link.close()
         if proc.poll() is None:
             proc.kill()
             proc.wait(timeout=10)
@@ -306,6 +355,12 @@ def main(argv: Optional[list[str]] = None) -> dict[str, Any]:
     p.add_argument("--quick", action="store_true", help="the latency sweep only")
     p.add_argument("--repeats", type=int, default=1,
                    help="runs per setting (noise seeds 0, 1, ...); a latency walks when every run of it walks")
+    p.add_argument("--transport", default="udp", choices=TRANSPORTS,
+                   help="udp: our loopback link; unitree-dds: Unitree's low-level DDS topics through the adapter a "
+                        "real robot gets (deploy/unitree; pip install -e '.[unitree]')")
+    p.add_argument("--robot", default=None,
+                   help="unitree-dds: robot profile (unitree_go2, unitree_g1; default: the one naming the policy's "
+                        "joints)")
     p.add_argument("--rt-priority", type=int, default=0,
                    help="SCHED_FIFO priority (1-99) of the runtime and the simulated robot, as on a robot computer "
                         "(needs root or CAP_SYS_NICE); 0: the normal scheduler")
@@ -326,6 +381,12 @@ def main(argv: Optional[list[str]] = None) -> dict[str, Any]:
         raise UserError(f"--repeats={args.repeats} is not allowed; expected a positive integer")
     if not 0 <= args.rt_priority <= 99:
         raise UserError(f"--rt-priority={args.rt_priority} is not allowed; expected an integer in [0, 99]")
+    if args.transport == "unitree-dds":
+        from deploy.unitree.dds import require
+        from deploy.unitree.profiles import for_policy
+
+        require()
+        for_policy(policy.metadata, args.robot)  # a policy no profile drives: one line before anything runs
     locked = realtime(args.rt_priority) if args.rt_priority else False
     base = SimRobotConfig(policy=str(args.policy), actuation=args.actuation, sdk_order=tuple(names),
                           rt_priority=max(1, args.rt_priority - 1) if args.rt_priority else 0)
@@ -336,7 +397,8 @@ def main(argv: Optional[list[str]] = None) -> dict[str, Any]:
     for name, group, value, changes in runs:
         slug = name.replace(" ", "_").replace("+", "").replace("#", "").replace(":", "").replace(",", "")
         row = rehearse_one(args.policy, dataclasses.replace(base, **changes), args.seconds, command,
-                           log_csv=out / "ticks" / f"{slug}.csv", policy=policy)
+                           log_csv=out / "ticks" / f"{slug}.csv", policy=policy, transport=args.transport,
+                           profile=args.robot)
         row.update(name=name, group=group, value=value)
         row["walks"] = walks(row["robot"], row["runtime"]["mode"], args.walk_error, args.walk_yaw_error)
         row["machine_stalled"] = machine_stalled(row)
@@ -348,7 +410,8 @@ def main(argv: Optional[list[str]] = None) -> dict[str, Any]:
     off["walks"] = walks(off, "run", args.walk_error, args.walk_yaw_error)
     inference = [r["runtime"]["inference_ms"]["p99"] for r in rows if "inference_ms" in r["runtime"]]
     result = {"policy": str(args.policy), "task": policy.metadata["task"], "seconds": args.seconds,
-              "command": list(command), "actuation": args.actuation, "walk_error": args.walk_error,
+              "command": list(command), "actuation": args.actuation, "transport": args.transport,
+              "walk_error": args.walk_error,
               "walk_yaw_error": args.walk_yaw_error,
               "rt_priority": args.rt_priority, "memory_locked": locked,
               "machine": f"{platform.machine()}, {os.cpu_count()} cores", "load_avg_at_end": os.getloadavg(),

@@ -237,14 +237,54 @@ def _force_adr(model: mujoco.MjModel, sensor: str) -> int:
     return int(model.sensor_adr[s.id]) + (1 if s.type[0] == mujoco.mjtSensor.mjSENS_CONTACT else 0)
 
 
-def serve(robot: SimulatedRobot, sock: socket.socket) -> dict[str, Any]:
-    """The real-time loop: physics at the robot's rate paced by the wall clock, packets in and out."""
+class UdpLink:
+    """The simulated robot's side of the UDP link (``deploy/runtime/udp.py``): hello, quit and command packets in,
+    state packets out to the runtime that said hello."""
+
+    def __init__(self, sock: socket.socket):
+        self.sock = sock
+        self.peer: Optional[tuple[str, int]] = None
+        self.quit = False
+        """The runtime asked the run to end."""
+
+    def receive(self) -> list[tuple[JointCommand, np.ndarray]]:
+        """The commands that arrived since the last call, each with the velocity command it tracks."""
+        out = []
+        while True:
+            try:
+                data, addr = self.sock.recvfrom(udp.MAX_PACKET)
+            except BlockingIOError:
+                break
+            kind = data[:4]
+            if kind == udp.HELLO:
+                self.peer = addr
+            elif kind == udp.QUIT:
+                self.quit = True
+            elif kind == udp.COMMAND:
+                _, _, c, ref = udp.unpack_command(data)
+                out.append((c, ref))
+        return out
+
+    def encode(self, seq: int, state: RobotState) -> Any:
+        """What ``send`` later sends of a sample taken now."""
+        return udp.pack_state(seq, state)
+
+    def send(self, packet: Any) -> bool:
+        """Send one sample; False while no runtime listens."""
+        if self.peer is None:
+            return False
+        self.sock.sendto(packet, self.peer)
+        return True
+
+
+def serve(robot: SimulatedRobot, link: Any) -> dict[str, Any]:
+    """The real-time loop: physics at the robot's rate paced by the wall clock, samples out and commands in through
+    ``link`` (``UdpLink``, or the DDS one of ``deploy/unitree/simrobot.py``)."""
     cfg, dt = robot.cfg, robot.dt
     publish_every = max(1, round(1.0 / (cfg.publish_rate_hz * dt)))
     score_every = max(1, round(0.02 / dt))
-    sensors: collections.deque[tuple[float, bytes]] = collections.deque()
+    sensors: collections.deque[tuple[float, Any]] = collections.deque()
     commands: collections.deque[tuple[float, JointCommand, np.ndarray]] = collections.deque()
-    peer: Optional[tuple[str, int]] = None
     reference = np.full(3, np.nan)
     lin_err: list[float] = []
     yaw_err: list[float] = []
@@ -254,23 +294,11 @@ def serve(robot: SimulatedRobot, sock: socket.socket) -> dict[str, Any]:
     max_lag = 0.0
     n_steps = int(round(cfg.seconds / dt))
     t0 = time.monotonic()
-    quit_ = False
-    while step < n_steps and not quit_:
+    while step < n_steps and not link.quit:
         now = time.monotonic()
-        while True:  # packets in
-            try:
-                data, addr = sock.recvfrom(udp.MAX_PACKET)
-            except BlockingIOError:
-                break
-            kind = data[:4]
-            if kind == udp.HELLO:
-                peer = addr
-            elif kind == udp.QUIT:
-                quit_ = True
-            elif kind == udp.COMMAND:
-                _, _, c, ref = udp.unpack_command(data)
-                commands.append((now + cfg.command_latency_s, c, ref))
-                received += 1
+        for c, ref in link.receive():
+            commands.append((now + cfg.command_latency_s, c, ref))
+            received += 1
         while commands and commands[0][0] <= now:
             _, robot.command, ref = commands.popleft()
             if first_command is None:
@@ -285,7 +313,7 @@ def serve(robot: SimulatedRobot, sock: socket.socket) -> dict[str, Any]:
             if step % publish_every == 0:
                 stamp = t0 + step * dt
                 seq += 1
-                sensors.append((stamp + cfg.sensor_latency_s, udp.pack_state(seq, robot.sample(stamp))))
+                sensors.append((stamp + cfg.sensor_latency_s, link.encode(seq, robot.sample(stamp))))
             if step % score_every == 0 and fall_time is None:
                 if robot.fallen():
                     fall_time = step * dt
@@ -296,9 +324,7 @@ def serve(robot: SimulatedRobot, sock: socket.socket) -> dict[str, Any]:
                     yaw_err.append(float(abs(reference[2] - ang[2])))
         now = time.monotonic()
         while sensors and sensors[0][0] <= now:
-            packet = sensors.popleft()[1]
-            if peer is not None:
-                sock.sendto(packet, peer)
+            if link.send(sensors.popleft()[1]):
                 published += 1
         pause = t0 + step * dt - time.monotonic()
         if pause > 0:
@@ -321,7 +347,7 @@ def main() -> None:
     if cfg.rt_priority:
         realtime(cfg.rt_priority)
     print(f"READY {sock.getsockname()[1]}", flush=True)
-    print(json.dumps(serve(robot, sock)), flush=True)
+    print(json.dumps(serve(robot, UdpLink(sock))), flush=True)
 
 
 if __name__ == "__main__":

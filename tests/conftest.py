@@ -1,3 +1,4 @@
+import os
 import signal
 import sys
 from pathlib import Path
@@ -12,3 +13,10 @@ if str(ROOT) not in sys.path:
 # it for each child they signal: fault_injection.harness.with_sigint.)
 if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+# DDS (the Unitree connection, deploy/unitree) stays on this machine in every test and every process a test starts:
+# the loopback interface, multicast off, the one peer 127.0.0.1 (tests/test_unitree_dds.py checks CycloneDDS's own
+# account of it). CycloneDDS reads this when a process creates its first participant of a domain.
+from deploy.unitree.dds import loopback_config  # noqa: E402
+
+os.environ["CYCLONEDDS_URI"] = loopback_config()

@@ -1,0 +1,197 @@
+"""The simulated robot of ``deploy/simrobot.py`` speaking Unitree's DDS: its own process, MuJoCo in real time.
+
+    python -m deploy.unitree.simrobot CONFIG_JSON      (a ``DdsSimConfig`` as JSON; started by the rehearsal)
+
+The physics, motor model, noise and latency are ``deploy/simrobot.py``'s (the policy file's scene at 1 kHz, a
+torque PD ``tau = tau_ff + kp (q_des - q) + kd (dq_des - dq)`` clipped to the torque limits). It publishes
+``rt/lowstate`` (the profile's message family, every 2 ms, the joints in their slots, the IMU, a ``tick`` in ms
+and the wireless remote it plays from ``remote``) and, for policies that observe it, the base velocity; it applies
+each ``rt/lowcmd`` whose checksum is right (a wrong one is counted and dropped, as the robot drops it) after the
+command latency; a slot in mode 0 gets no torque. DDS runs on loopback only (``dds.loopback_config``), in
+``domain``. It prints ``READY <domain>`` once its topics exist, and one JSON line (``deploy/simrobot.py``'s report
+plus the checksum count) when the time is up or it gets SIGTERM.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import signal
+import sys
+import time
+from dataclasses import asdict, dataclass
+from typing import Any, Optional
+
+import numpy as np
+
+from deploy.onnx_policy import OnnxPolicy
+from deploy.runtime.loop import realtime
+from deploy.runtime.robot import JointCommand, RobotState
+from deploy.simrobot import SimRobotConfig, SimulatedRobot, robot_joints, serve
+from deploy.unitree import idl
+from deploy.unitree.crc import checksum
+from deploy.unitree.dds import LOOPBACK, Participant
+from deploy.unitree.packed import Packed, RawWriter
+from deploy.unitree.messages import BASE_VELOCITY, FAMILIES, TOPIC_BASE_VELOCITY, TOPIC_LOWCMD, TOPIC_LOWSTATE
+from deploy.unitree.profiles import Profile, get
+from deploy.unitree.remote import Remote, StickMap, encode
+from rl_core.errors import UserError
+
+MODE_MACHINE = 5
+"""``mode_machine`` the simulated ``unitree_hg`` robot reports (any fixed value: the runtime must echo it)."""
+
+
+@dataclass(frozen=True)
+class RemoteStep:
+    """From ``at_s`` after the first command on (until the next step), the remote reads so."""
+
+    at_s: float
+    """Seconds after the first command arrived."""
+    buttons: tuple[str, ...] = ()
+    """Buttons held (``remote.BUTTONS``)."""
+    command: Optional[tuple[float, float, float]] = None
+    """Sticks set to command this (vx, vy, yaw rate; ``StickMap.sticks``); None: released."""
+
+
+@dataclass(frozen=True)
+class DdsSimConfig:
+    """One run of the simulated robot over DDS."""
+
+    sim: SimRobotConfig
+    """The robot (``deploy/simrobot.py``); its ``sdk_order`` is ignored (the profile's slots decide)."""
+    profile: str = "unitree_go2"
+    """Robot profile (``profiles.py``): message family and slots."""
+    domain: int = 1
+    """DDS domain on loopback."""
+    remote: tuple[RemoteStep, ...] = ()
+    """What the wireless remote does (released throughout when empty)."""
+    mode_machine: int = MODE_MACHINE
+    """``unitree_hg``: the robot variant reported and expected back."""
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+    @staticmethod
+    def from_json(text: str) -> DdsSimConfig:
+        d = json.loads(text)
+        d["sim"] = SimRobotConfig.from_json(json.dumps(d["sim"]))
+        d["remote"] = tuple(RemoteStep(s["at_s"], tuple(s["buttons"]), None if s["command"] is None else
+                                       tuple(s["command"])) for s in d.get("remote", ()))
+        return DdsSimConfig(**d)
+
+
+class DdsLink:
+    """The simulated robot's side of Unitree's topics (``serve``'s link): lowcmd in, lowstate out."""
+
+    def __init__(self, cfg: DdsSimConfig, robot: SimulatedRobot, participant: Participant):
+        self.cfg, self.profile = cfg, get(cfg.profile)
+        profile: Profile = self.profile
+        family = FAMILIES[profile.family]
+        self.cmd_msg, self.state_msg = family["LowCmd_"], family["LowState_"]
+        self.slots = np.array([profile.slot_of[n] for n in robot.joint_names])
+        """Message slot of each simulated joint (``robot.joint_names`` order)."""
+        self.robot = robot
+        self.sticks = StickMap(robot.meta)
+        self._cmd_type = idl.low_cmd(profile.family)
+        self._reader = participant.reader(TOPIC_LOWCMD, self._cmd_type)
+        state_type = idl.low_state(profile.family)
+        self._writer = RawWriter(participant.writer(TOPIC_LOWSTATE, state_type), state_type, idl.new(self.state_msg))
+        self._velocity = (participant.writer(TOPIC_BASE_VELOCITY, idl.idl_class(BASE_VELOCITY))
+                          if cfg.sim.base_velocity else None)
+        self._vel = idl.new(BASE_VELOCITY)
+        self._state = Packed(self.state_msg)  # the 500 Hz low state, written in place (deploy/unitree/packed.py)
+        self._q = self._state.index([f"motor_state.{i}.q" for i in self.slots])
+        self._dq = self._state.index([f"motor_state.{i}.dq" for i in self.slots])
+        self._state.set_many(self._state.index([f"motor_state.{i}.mode" for i in self.slots]), 1)
+        if profile.family == "unitree_hg":
+            self._state.set("mode_machine", cfg.mode_machine)
+        self.t0 = time.monotonic()
+        self.first: Optional[float] = None
+        """When the first command arrived (monotonic s)."""
+        self.quit = False
+        self.bad_crc = 0
+        self.wrong_machine = 0
+
+    def remote_at(self, t: float) -> Remote:
+        """The remote at monotonic time ``t`` (released before the first command)."""
+        step = None
+        for s in self.cfg.remote:
+            if self.first is not None and t >= self.first + s.at_s:
+                step = s
+        if step is None:
+            return Remote()
+        sticks = self.sticks.sticks(step.command) if step.command is not None else Remote()
+        return Remote(frozenset(step.buttons), sticks.lx, sticks.ly, sticks.rx, sticks.ry)
+
+    def receive(self) -> list[tuple[JointCommand, np.ndarray]]:
+        out = []
+        for s in self._reader.take(N=8):
+            if not isinstance(s, self._cmd_type):  # a writer that went away (no data)
+                continue
+            if s.crc != checksum(self.cmd_msg, s):
+                self.bad_crc += 1
+                continue
+            if self.profile.family == "unitree_hg" and s.mode_machine != self.cfg.mode_machine:
+                self.wrong_machine += 1
+                continue
+            now = time.monotonic()
+            if self.first is None:
+                self.first = now
+            motors = [s.motor_cmd[i] for i in self.slots]
+            on = np.array([m.mode != 0 for m in motors], dtype=np.float64)
+            kd = on * np.array([m.kd for m in motors])
+            tau = on * np.array([m.tau for m in motors]) + kd * self.cfg.sim.kd_scale * np.array([m.dq for m in motors])
+            # kd (dq_des - dq) = kd dq_des - kd dq: the velocity target enters as a feed-forward torque
+            out.append((JointCommand(np.array([m.q for m in motors]), on * np.array([m.kp for m in motors]), kd, tau),
+                        self.sticks.command(self.remote_at(now))))
+        return out
+
+    def encode(self, seq: int, state: RobotState) -> Any:
+        return seq, state, self.remote_at(state.stamp)
+
+    def send(self, packet: Any) -> bool:
+        _seq, state, remote = packet
+        s = self._state
+        s.set_many(self._q, state.joint_pos)
+        s.set_many(self._dq, state.joint_vel)
+        s.set("imu_state.quaternion", state.imu_quat)
+        s.set("imu_state.gyroscope", state.gyro)
+        tick = int(round(1e3 * (state.stamp - self.t0))) & 0xFFFFFFFF
+        s.set("tick", tick)
+        s.set("wireless_remote", encode(remote))
+        self._writer.write(s.seal())
+        if self._velocity is not None and state.base_lin_vel is not None:
+            self._vel.tick, self._vel.velocity = tick, [float(x) for x in state.base_lin_vel]
+            self._velocity.write(self._vel)
+        return True
+
+
+def run(cfg: DdsSimConfig) -> dict[str, Any]:
+    profile = get(cfg.profile)
+    joints = robot_joints(OnnxPolicy(cfg.sim.policy).metadata)
+    missing = [n for n in joints if n not in profile.slot_of]
+    if missing:
+        raise UserError(f"simrobot: the {profile.name} profile has no slot for joint(s) {', '.join(missing)}")
+    order = tuple(n for n in profile.joints if n in joints)  # the simulated joints in slot order
+    sim = SimulatedRobot(dataclasses.replace(cfg.sim, sdk_order=order))  # a bad config fails before READY
+    participant = Participant(LOOPBACK, cfg.domain)
+    link = DdsLink(cfg, sim, participant)
+    signal.signal(signal.SIGTERM, lambda *_: setattr(link, "quit", True))
+    if cfg.sim.rt_priority:
+        realtime(cfg.sim.rt_priority)
+    print(f"READY {cfg.domain}", flush=True)
+    report = serve(sim, link)
+    return {**report, "bad_crc": link.bad_crc, "wrong_mode_machine": link.wrong_machine, "profile": profile.name}
+
+
+def main() -> None:
+    try:
+        report = run(DdsSimConfig.from_json(sys.argv[1]))
+    except UserError as e:
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(2)
+    print(json.dumps(report), flush=True)
+
+
+if __name__ == "__main__":
+    main()
