@@ -34,9 +34,9 @@ from envs.robots.spec import RobotSpec
 from envs.scenes.assemble import build
 from envs.tasks import bounds as speed
 from envs.tasks.base import MujocoTask
-from envs.tasks.locomotion import export, metrics, observations, rewards
+from envs.tasks.locomotion import export, latency, metrics, observations, rewards
 from envs.tasks.locomotion.commands import Commands
-from envs.tasks.locomotion.randomization import RANDOMIZED_FIELDS, Randomizer
+from envs.tasks.locomotion.randomization import Randomizer, fields_of
 from envs.tasks.locomotion.state import PRIVILEGED_TERMS, LocomotionState
 from envs.tasks.locomotion.step import Addresses, Step
 from envs.tasks.locomotion.terminations import Judge
@@ -72,7 +72,8 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
                                           self.terrain)
         rb = self.robot
         J, F = self.num_joints, self.num_feet = rb.num_joints, rb.num_feet
-        super().__init__(cfg, rb.model, RANDOMIZED_FIELDS, LocomotionState, {"joints": J, "feet": F}, device)
+        super().__init__(cfg, rb.model, fields_of(cfg.randomization), LocomotionState,
+                         {"joints": J, "feet": F, "delay": cfg.randomization.action_delay[1]}, device)
         self.camera, self.track_body = rb.camera, rb.base_body_id
         self.max_episode_length = self.episode_steps(cfg.episode_length_s)
         self.resample_steps = max(1, round(cfg.commands.resample_s / self.dt))
@@ -173,7 +174,7 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
         """Clip the actions and advance the physics by one control step; returns the clipped actions."""
         clip = self.cfg.clip_actions
         actions = actions.to(self.device).clamp(-clip, clip)
-        targets = self.default_joint_pos + self.action_scale * actions
+        targets = self.default_joint_pos + self.action_scale * latency.delayed(self.state, actions)
         if self.robot.num_held:
             targets = torch.cat([targets, self._held_pos.expand(targets.shape[0], -1)], dim=1)
         self.physics.step(targets if self._ctrl_order is None else targets[:, self._ctrl_order])
