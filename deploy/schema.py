@@ -13,6 +13,8 @@ reader notices (a key renamed, removed, retyped, or its meaning changed) bumps t
               ``velocity_limits`` added, ``action_scale`` one value per joint.
         2.1   ``held_kp``, ``held_kd`` and ``held_torque_limits``: the held joints' servos (a 2.0 file without
               them still loads; the robot-side runtime refuses one that holds joints, ``held_servos``).
+        2.2   ``recurrent`` may describe an observation history (memory ``history``: the past frames are the
+              state; ``obs_dim`` is one frame); a reader that carries recurrent state reads it unchanged.
 
 ``python -m deploy.schema`` prints the table of docs/deploy.md (a test checks that the docs carry it verbatim).
 """
@@ -64,7 +66,8 @@ KEYS: tuple[Key, ...] = (
     Key("action_type", "str", "", "`continuous` or `discrete`"),
     Key("action_dim", "int", "", "number of actions (continuous) or of choices (discrete)"),
     Key("actions", "str", "", "what the `actions` output holds, in words"),
-    Key("recurrent", "object", "", "state tensors of a memory policy: `memory` (lstm/gru), `layers`, `size`, "
+    Key("recurrent", "object", "", "state tensors of a memory policy: `memory` (lstm/gru; since 2.2 also "
+        "history: the previous `layers` observations, oldest first, `size` = `obs_dim`), `layers`, `size`, "
         "`state_inputs`, `state_outputs` (names, in order), `state_shape` `[batch, layers, size]`, `state_dtype`, "
         "`reset` (zeros at every episode start; feed each `*_out` back as the next `*_in`)",
         optional="recurrent policies"),

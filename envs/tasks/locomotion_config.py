@@ -257,6 +257,11 @@ class LocomotionEnvConfig(MujocoEnvConfig):
     policy_exclude: tuple[str, ...] = ()
     """Observation terms left out of the policy's observation, e.g. [base_lin_vel]: a real robot has no sensor for
     its base velocity (``quadruped-flat-blind``). The critic then reads its own group: every term, noise-free."""
+    obs_history: int = 1
+    """Frames the policy observes: the current observation and the ``obs_history - 1`` before it, oldest first
+    (zeros before an episode's first; ``envs/tasks/history.py``). 1: the current one only. An exported policy
+    carries the past frames as its recurrent state, so a robot feeds one frame per step. The critic's own group
+    (with ``policy_exclude`` or ``privileged_critic``) reads the current step only."""
     speed_bound_margin: float = 1.0
     """Multiplies the robot's derived speed bounds (``envs/tasks/bounds.py``: base linear and angular speed, each
     joint's speed); a world beyond them has diverged: it is reset, its transition not learned from (Env/diverged)."""
@@ -280,6 +285,7 @@ class LocomotionEnvConfig(MujocoEnvConfig):
                     "a list of observation terms among " + ", ".join(allowed))
         require(len(set(self.policy_exclude)) < len(allowed) - (0 if self.height_scan.enabled else 1),
                 "env.policy_exclude", list(self.policy_exclude), "a list that leaves the policy at least one term")
+        require(self.obs_history >= 1, "env.obs_history", self.obs_history, "an integer >= 1 (frames)")
         require(self.speed_bound_margin > 0, "env.speed_bound_margin", self.speed_bound_margin, "a number > 0")
         require(self.success_distance > 0, "env.success_distance", self.success_distance, "a number > 0")
         require(self.contact_force_threshold >= 0, "env.contact_force_threshold", self.contact_force_threshold,

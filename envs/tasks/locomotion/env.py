@@ -34,6 +34,7 @@ from envs.robots.spec import RobotSpec
 from envs.scenes.assemble import build
 from envs.tasks import bounds as speed
 from envs.tasks.base import MujocoTask
+from envs.tasks.history import History, frame_width
 from envs.tasks.locomotion import export, latency, metrics, observations, rewards
 from envs.tasks.locomotion.commands import Commands
 from envs.tasks.locomotion.randomization import Randomizer, fields_of
@@ -72,8 +73,15 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
                                           self.terrain)
         rb = self.robot
         J, F = self.num_joints, self.num_feet = rb.num_joints, rb.num_feet
+        scan = cfg.height_scan.num_points if cfg.height_scan.enabled else 0
+        self.history = History(cfg.obs_history, frame_width(observations.TABLE, {"joints": J, "feet": F, "scan": scan},
+                                                            cfg.policy_exclude))
+        """The policy's observation history (``env.obs_history`` frames; 1: none)."""
+        self.obs_frames = cfg.obs_history
+        """Frames in the policy's observation (``rl_core.env_api.StackedObservations``: exported as its state)."""
         super().__init__(cfg, rb.model, fields_of(cfg.randomization), LocomotionState,
-                         {"joints": J, "feet": F, "delay": cfg.randomization.action_delay[1]}, device)
+                         {"joints": J, "feet": F, "delay": cfg.randomization.action_delay[1],
+                          "history": self.history.past_width}, device)
         self.camera, self.track_body = rb.camera, rb.base_body_id
         self.max_episode_length = self.episode_steps(cfg.episode_length_s)
         self.resample_steps = max(1, round(cfg.commands.resample_s / self.dt))
@@ -125,7 +133,7 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
         self.obs = ObservationLayout(observations.TABLE, sizes, cfg.policy_exclude, cfg, cfg.noise.scale, self.device)
         self.obs_layout = self.obs.policy
         """The policy's observation terms in order, ``(name, size)`` (exported for deployment)."""
-        self.obs_dims = {"policy": sum(n for _, n in self.obs.policy)}
+        self.obs_dims = {"policy": self.history.frames * sum(n for _, n in self.obs.policy)}
         self.separate_critic = cfg.privileged_critic or bool(cfg.policy_exclude)
         """The critic reads its own group: every term without noise (exact scan), and with ``privileged_critic``
         the friction, added mass and gain factor."""
@@ -165,7 +173,7 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
             return
         self.mirror_actions = joints
         """Mirror of actions ``[..., joints]`` (twin joints swapped, roll / yaw / abduction angles negated)."""
-        mirror = observation_mirror(self.obs_layout, rules, names, declared)
+        mirror = observation_mirror(self.obs_layout * self.history.frames, rules, names, declared)  # each frame
         self.mirror_obs = TensorMirror(mirror, self.device)
         """Mirror of raw policy observations (each term by its rule in ``observations.TABLE``)."""
 
@@ -224,6 +232,8 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
             self.ground.update_levels(done & valid, s.base_xy, commands, cfg.episode_length_s)  # not by a flight
             self.reset_envs(done)
             obs = self._restarted(done, final_obs)
+        if self.history.frames > 1:
+            state.past_frames = self.history.past_of(obs["policy"])
         log = metrics.log(stacked, list(terms), valid, lin_err, yaw_err, terminated, truncated, diverged)
         if self.terrain is not None:
             log["terrain_level"] = self.ground.mean_level()
@@ -279,6 +289,7 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
         envs, so the random stream and every observed value are those of a full observation)."""
         exact = self.obs.exact(observations.values(self, s, rows))
         obs = self.obs.for_policy(self.obs.noisy(exact, self.generator, self.num_envs, rows))
+        obs = self.history.stack(self.state.past_frames if rows is None else self.state.past_frames[rows], obs)
         bad = ~(exact.abs() <= self.obs_bound).all(dim=1) | ~torch.isfinite(obs).all(dim=1)  # NaN fails the <=
         out = {"policy": torch.nan_to_num(obs, nan=0.0, posinf=0.0, neginf=0.0)}
         if self.separate_critic:
@@ -315,7 +326,10 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
         if self.cfg.randomize_initial_episode_length:
             self.state.episode_length = torch.randint(0, self.max_episode_length, (self.num_envs,),
                                                       generator=self.generator, device=self.device)
-        return self._observed(self.step_of(self.physics.read()))[0]
+        obs = self._observed(self.step_of(self.physics.read()))[0]
+        if self.history.frames > 1:
+            self.state.past_frames = self.history.past_of(obs["policy"])
+        return obs
 
     def hold_commands(self, commands: torch.Tensor | None, heading: torch.Tensor | None = None) -> None:
         """Interactive play (``play.py --web``): from now on every env tracks ``commands`` ``[N, 3]`` (and, with
