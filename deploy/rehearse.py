@@ -16,8 +16,9 @@ cut short by the computer (a missed deadline tripped the watchdog, or the simula
 walks is the largest one of the sweep with every smaller one walking too (``--repeats N``: every run of it).
 ``--supplies low-state`` rehearses a robot whose low state carries the joint state and the IMU only (a Unitree
 Go2 or G1): the simulated robot then sends no base velocity, and a policy that observes one (or a height scan) is
-refused in one line before anything starts (``deploy/runtime/supply.py``). ``offline`` is today's sim2sim loop (``deploy/sim2sim.py``: the
-file's position servos at the training timestep, no real time, no latency, no noise) on the same command.
+refused in one line before anything starts (``deploy/runtime/supply.py``). ``offline`` is today's sim2sim loop
+(``deploy/sim2sim.py``: the file's position servos at the training timestep, no real time, no latency, no noise)
+on the same command.
 
 Writes ``DIR/rehearsal.json``, ``DIR/rehearsal.png`` and each run's per-tick timing ``DIR/ticks/NAME.csv``;
 prints a markdown table (docs/deploy.md shows the default policy's).
