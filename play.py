@@ -317,15 +317,16 @@ def terrain_eval(args: argparse.Namespace) -> Any:
 
 
 def export(args: argparse.Namespace, task: str, iteration: int, policy: Any, env: Any) -> None:
-    from rl_core.env_api import Exportable
+    from rl_core.env_api import Exportable, StackedObservations
     from rl_core.export import PARITY_SAMPLES, PARITY_SEQUENCE_STEPS, export_jit, export_onnx, policy_metadata
 
     if (args.export_onnx or args.export_jit) and not isinstance(env, Exportable):
         raise UserError(f"task {task} cannot be exported: its env has no export metadata")
     if not (args.export_onnx or args.export_jit):
         return
-    meta = policy_metadata(task, iteration, policy, env.export_metadata())
-    probe = (f"a {PARITY_SEQUENCE_STEPS}-step sequence, state carried" if policy.is_recurrent
+    frames = env.obs_frames if isinstance(env, StackedObservations) else 1
+    meta = policy_metadata(task, iteration, policy, env.export_metadata(), frames)
+    probe = (f"a {PARITY_SEQUENCE_STEPS}-step sequence, state carried" if policy.is_recurrent or frames > 1
              else f"{PARITY_SAMPLES} observations")
     if args.export_onnx:
         err = export_onnx(policy, args.export_onnx, meta, seed=args.seed)

@@ -3,6 +3,7 @@
     python -m deploy.rehearse policy.onnx [--out DIR] [--seconds 10] [--latencies 0,10,20,30,40]
                               [--command 0.5,0,0] [--actuation torque_pd|file] [--quick] [--repeats N]
                               [--rt-priority 50] [--transport udp|unitree-dds] [--robot unitree_go2|unitree_g1]
+                              [--supplies simulated|low-state]
 
 Each setting starts ``deploy/simrobot.py`` in its own process (torque PD at 1 kHz, sensor noise, joints in
 another order than the policy's) and runs ``deploy/runtime`` against it for ``--seconds``: standing still for
@@ -14,8 +15,11 @@ watchdog, no e-stop) and the mean tracking errors stayed within ``--walk-error``
 cut short by the computer (a missed deadline tripped the watchdog, or the simulated robot fell more than
 ``MACHINE_LAG_MS`` behind real time) is marked *stalled machine* and counts neither way. The largest latency that
 walks is the largest one of the sweep with every smaller one walking too (``--repeats N``: every run of it).
-``offline`` is today's sim2sim loop (``deploy/sim2sim.py``: the
-file's position servos at the training timestep, no real time, no latency, no noise) on the same command.
+``--supplies low-state`` rehearses a robot whose low state carries the joint state and the IMU only (a Unitree
+Go2 or G1): the simulated robot then sends no base velocity, and a policy that observes one (or a height scan) is
+refused in one line before anything starts (``deploy/runtime/supply.py``). ``offline`` is today's sim2sim loop
+(``deploy/sim2sim.py``: the file's position servos at the training timestep, no real time, no latency, no noise)
+on the same command.
 
 ``--transport unitree-dds`` swaps the UDP link for Unitree's DDS topics: the simulated robot speaks them
 (``deploy/unitree/simrobot.py``, DDS on loopback) and the runtime reaches it through ``UnitreeRobot``, the adapter a
@@ -47,6 +51,7 @@ import numpy as np
 from deploy.onnx_policy import OnnxPolicy
 from deploy.runtime.loop import Runtime, realtime
 from deploy.runtime.safety import SafetyConfig
+from deploy.runtime.supply import PROFILES, check
 from deploy.runtime.udp import UdpRobot
 from deploy.simrobot import SimRobotConfig, robot_joints
 from rl_core.errors import UserError
@@ -338,7 +343,7 @@ def plot(result: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
-def main(argv: Optional[list[str]] = None) -> dict[str, Any]:
+def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m deploy.rehearse", description=__doc__.splitlines()[0])
     p.add_argument("policy", help="exported ONNX policy (play.py --export-onnx)")
     p.add_argument("--out", default="rehearsal", help="output folder (default: ./rehearsal)")
@@ -361,10 +366,18 @@ def main(argv: Optional[list[str]] = None) -> dict[str, Any]:
     p.add_argument("--robot", default=None,
                    help="unitree-dds: robot profile (unitree_go2, unitree_g1; default: the one naming the policy's "
                         "joints)")
+    p.add_argument("--supplies", default="simulated", choices=tuple(PROFILES),
+                   help="what the simulated robot sends: simulated (joint state, IMU, a base velocity estimate and "
+                        "heights) or low-state (joint state and IMU only, as a Unitree low state); a policy that "
+                        "observes more is refused")
     p.add_argument("--rt-priority", type=int, default=0,
                    help="SCHED_FIFO priority (1-99) of the runtime and the simulated robot, as on a robot computer "
                         "(needs root or CAP_SYS_NICE); 0: the normal scheduler")
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv: Optional[list[str]] = None) -> dict[str, Any]:
+    args = _parser().parse_args(argv)
     try:
         latencies = tuple(float(x) for x in args.latencies.split(","))
         command = tuple(float(x) for x in args.command.split(","))
@@ -375,6 +388,8 @@ def main(argv: Optional[list[str]] = None) -> dict[str, Any]:
     if not all(0 <= x <= 1000 for x in latencies) or args.seconds <= STAND_S + 1:
         raise UserError("--latencies must be within [0, 1000] ms and --seconds more than 2")
     policy = OnnxPolicy(args.policy, threads=1)
+    supplies = PROFILES[args.supplies]
+    check(policy.metadata, supplies, "rehearse")
     out = Path(args.out)
     names = sorted(robot_joints(policy.metadata))  # a robot whose SDK orders its joints otherwise
     if args.repeats < 1:
@@ -389,6 +404,7 @@ def main(argv: Optional[list[str]] = None) -> dict[str, Any]:
         for_policy(policy.metadata, args.robot)  # a policy no profile drives: one line before anything runs
     locked = realtime(args.rt_priority) if args.rt_priority else False
     base = SimRobotConfig(policy=str(args.policy), actuation=args.actuation, sdk_order=tuple(names),
+                          base_velocity="estimator" in supplies.sources,
                           rt_priority=max(1, args.rt_priority - 1) if args.rt_priority else 0)
     # the simulated robot one priority below the runtime: a physics burst must not delay a tick
     rows = []
@@ -411,6 +427,7 @@ def main(argv: Optional[list[str]] = None) -> dict[str, Any]:
     inference = [r["runtime"]["inference_ms"]["p99"] for r in rows if "inference_ms" in r["runtime"]]
     result = {"policy": str(args.policy), "task": policy.metadata["task"], "seconds": args.seconds,
               "command": list(command), "actuation": args.actuation, "transport": args.transport,
+              "supplies": supplies.name,
               "walk_error": args.walk_error,
               "walk_yaw_error": args.walk_yaw_error,
               "rt_priority": args.rt_priority, "memory_locked": locked,

@@ -13,6 +13,8 @@ reader notices (a key renamed, removed, retyped, or its meaning changed) bumps t
               ``velocity_limits`` added, ``action_scale`` one value per joint.
         2.1   ``held_kp``, ``held_kd`` and ``held_torque_limits``: the held joints' servos (a 2.0 file without
               them still loads; the robot-side runtime refuses one that holds joints, ``held_servos``).
+        2.2   ``recurrent`` may describe an observation history (memory ``history``: the past frames are the
+              state; ``obs_dim`` is one frame); a reader that carries recurrent state reads it unchanged.
 
 ``python -m deploy.schema`` prints the table of docs/deploy.md (a test checks that the docs carry it verbatim).
 """
@@ -64,7 +66,8 @@ KEYS: tuple[Key, ...] = (
     Key("action_type", "str", "", "`continuous` or `discrete`"),
     Key("action_dim", "int", "", "number of actions (continuous) or of choices (discrete)"),
     Key("actions", "str", "", "what the `actions` output holds, in words"),
-    Key("recurrent", "object", "", "state tensors of a memory policy: `memory` (lstm/gru), `layers`, `size`, "
+    Key("recurrent", "object", "", "state tensors of a memory policy: `memory` (lstm/gru; since 2.2 also "
+        "history: the previous `layers` observations, oldest first, `size` = `obs_dim`), `layers`, `size`, "
         "`state_inputs`, `state_outputs` (names, in order), `state_shape` `[batch, layers, size]`, `state_dtype`, "
         "`reset` (zeros at every episode start; feed each `*_out` back as the next `*_in`)",
         optional="recurrent policies"),
@@ -153,20 +156,67 @@ KEYS: tuple[Key, ...] = (
 )
 """Every key of major version 2 (``obs_layout`` is listed once per family; the trailing space keys it apart)."""
 
-TERMS: dict[str, tuple[str, str]] = {
-    "base_lin_vel": ("m/s", "base linear velocity in the base frame (x forward, y left, z up)"),
-    "base_ang_vel": ("rad/s", "base angular velocity in the base frame (the IMU's gyro)"),
-    "projected_gravity": ("1", "unit gravity direction in the base frame ((0, 0, -1) upright)"),
-    "commands": ("m/s, m/s, rad/s", "velocity command (vx, vy in the base frame, yaw rate), scaled per component"),
-    "joint_pos": ("rad", "joint positions minus `default_joint_pos`, `joint_names` order"),
-    "joint_vel": ("rad/s", "joint velocities, `joint_names` order"),
-    "last_actions": ("1", "the previous step's clipped action, `joint_names` order"),
-    "height_scan": ("m", "`clip(base z - ground z - offset, -clip, clip)` at each scan point, x-major grid"),
-    "target_pos": ("m", "reach: target position relative to `base_pos`, base frame"),
-    "to_target": ("m", "reach: target minus fingertip position, base frame"),
+@dataclass(frozen=True)
+class Source:
+    """What supplies observation terms on a robot."""
+
+    meaning: str
+    """What it is, in words."""
+    robot: bool
+    """Whether a robot has to supply it (its sensors, an estimator, perception); False: the runtime has it itself
+    (the operator's commands, its own previous action)."""
+    instead: str = ""
+    """What to do when a robot lacks it (the refusal's alternatives; ``{term}`` is the term's name)."""
+
+
+SOURCES: dict[str, Source] = {
+    "joint_state": Source("the joint encoders: positions and velocities of every motor (every robot's low state)", True,
+                          "an adapter that reads the joint encoders (RobotState.joint_pos / joint_vel)"),
+    "imu": Source("the base's IMU: orientation and gyro (every Unitree low state)", True,
+                  "an adapter that reads the IMU (RobotState.imu_quat / gyro)"),
+    "operator": Source("the operator: velocity commands from a joystick, a remote or a planner", False),
+    "runtime": Source("the runtime itself: its previous action", False),
+    "estimator": Source("a state estimator (no robot's low state carries it)", True,
+                        "a policy that does not observe {term} (quadruped-flat, or any flat task with "
+                        "env.policy_exclude=[{term}]), or an adapter with an estimator (RobotState.{term}) on a "
+                        "profile that supplies 'estimator'"),
+    "perception": Source("perception: a height map around the robot from its cameras or lidar", True,
+                         "a policy trained without {term} (a flat task), or an adapter with perception "
+                         "(RobotState.{term}) on a profile that supplies 'perception'"),
 }
-"""Observation terms of locomotion and reach policies: unit and meaning (each is then multiplied by its
-``obs_scales``)."""
+"""Every source of the observation terms, by name (``Term.source``)."""
+
+
+@dataclass(frozen=True)
+class Term:
+    """One observation term of locomotion and reach policies."""
+
+    unit: str
+    """Physical unit before the term's ``obs_scales`` factor."""
+    meaning: str
+    """What it is, its frame and the order of its entries."""
+    source: str
+    """What supplies it on a robot: a name of ``SOURCES`` (``deploy/runtime/supply.py`` refuses a policy whose
+    terms need a source the robot's profile lacks)."""
+
+
+TERMS: dict[str, Term] = {
+    "base_lin_vel": Term("m/s", "base linear velocity in the base frame (x forward, y left, z up)", "estimator"),
+    "base_ang_vel": Term("rad/s", "base angular velocity in the base frame (the IMU's gyro)", "imu"),
+    "projected_gravity": Term("1", "unit gravity direction in the base frame ((0, 0, -1) upright)", "imu"),
+    "commands": Term("m/s, m/s, rad/s", "velocity command (vx, vy in the base frame, yaw rate), scaled per component",
+                     "operator"),
+    "joint_pos": Term("rad", "joint positions minus `default_joint_pos`, `joint_names` order", "joint_state"),
+    "joint_vel": Term("rad/s", "joint velocities, `joint_names` order", "joint_state"),
+    "last_actions": Term("1", "the previous step's clipped action, `joint_names` order", "runtime"),
+    "height_scan": Term("m", "`clip(base z - ground z - offset, -clip, clip)` at each scan point, x-major grid",
+                        "perception"),
+    "target_pos": Term("m", "reach: target position relative to `base_pos`, base frame", "operator"),
+    "to_target": Term("m", "reach: target minus fingertip position, base frame (from the target and the joint "
+                      "state)", "operator"),
+}
+"""Observation terms of locomotion and reach policies: unit, meaning and what supplies each on a robot (each is
+then multiplied by its ``obs_scales``)."""
 
 
 def family(meta: dict[str, Any]) -> str:
@@ -327,8 +377,10 @@ def markdown() -> str:
     for k in KEYS:
         fam = k.family + (f" ({k.optional})" if k.optional else "")
         lines.append(f"| `{k.name.strip()}` | {k.type} | {k.unit} | {fam} | {k.meaning} |")
-    lines += ["", "| term | unit | meaning |", "|---|---|---|"]
-    lines += [f"| `{name}` | {unit} | {text} |" for name, (unit, text) in TERMS.items()]
+    lines += ["", "| term | unit | meaning | supplied by |", "|---|---|---|---|"]
+    lines += [f"| `{name}` | {t.unit} | {t.meaning} | {t.source} |" for name, t in TERMS.items()]
+    lines += ["", "| source | a robot must supply it | what it is |", "|---|---|---|"]
+    lines += [f"| {name} | {'yes' if src.robot else 'no'} | {src.meaning} |" for name, src in SOURCES.items()]
     return "\n".join(lines)
 
 

@@ -120,6 +120,16 @@ class Exportable(Protocol):
 
 
 @runtime_checkable
+class StackedObservations(Protocol):
+    """An env whose policy observation is its last ``obs_frames`` frames, oldest first, each
+    ``obs_dims["policy"] // obs_frames`` wide, with zeros for the frames before an episode's first (1: no
+    history). An exported policy reads one frame and carries the past ones as its state (``rl_core/export.py``)."""
+
+    obs_frames: int
+    """Frames in the policy's observation."""
+
+
+@runtime_checkable
 class CommandBreakdown(Protocol):
     """An env whose metrics the evaluator also reports per command range (``info["breakdown"]``)."""
 

@@ -6,6 +6,12 @@ tasks: uint8 ``[batch, C, H, W]``, metadata ``obs_shape`` / ``obs_dtype``) to
 clipping; discrete tasks get the argmax index int64 ``[batch]``. The batch axis is dynamic. Both exports are
 run against torch on random observations right after writing and raise ``ExportError`` if they disagree.
 
+A policy that reads an observation history (an env with ``StackedObservations``: its observation is its last
+``frames`` frames, oldest first) is exported the same way, its past frames as the state: ``obs, history_in ->
+actions, history_out`` with ``obs`` one frame ``[batch, frame]`` and the states ``[batch, frames - 1, frame]``
+(memory ``history`` in the metadata; zeros at an episode's start, as the env's history starts). A robot then feeds
+one frame per step, like any recurrent policy.
+
 Recurrent policies (``policy.memory`` lstm / gru) carry their state as explicit extra inputs and outputs:
 ``obs, h_in[, c_in] -> actions, h_out[, c_out]`` with every state float32 ``[batch, memory_layers, memory_size]``
 (``c_*`` for an LSTM only). Feed zeros at the start of each episode and the ``*_out`` of one step as the ``*_in``
@@ -90,6 +96,49 @@ class RecurrentInferencePolicy(nn.Module):
         if self.lstm:
             return actions, nxt[0].transpose(0, 1), nxt[1].transpose(0, 1)
         return actions, nxt[0].transpose(0, 1)
+
+
+class HistoryInferencePolicy(nn.Module):
+    """``(obs, history_in) -> (actions, history_out)`` of a policy that reads its last ``frames`` observations:
+    ``history_in`` ``[batch, frames - 1, frame]`` holds the previous frames, oldest first; they are stacked with
+    ``obs`` ``[batch, frame]`` in front of the frozen normalizer, and ``history_out`` drops the oldest."""
+
+    def __init__(self, policy: ActorCritic, frames: int):
+        super().__init__()
+        self.inner = InferencePolicy(policy)
+        self.frames = frames
+
+    def forward(self, obs: torch.Tensor, history_in: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        stacked = torch.cat([history_in.flatten(1), obs], dim=1)
+        return self.inner(stacked), torch.cat([history_in[:, 1:], obs.unsqueeze(1)], dim=1)
+
+
+def history_frames(metadata: dict[str, Any]) -> int:
+    """Frames of the observation history an export's metadata declares (1: none)."""
+    rec = metadata.get("recurrent")
+    return int(rec["layers"]) + 1 if rec and rec.get("memory") == "history" else 1
+
+
+@torch.no_grad()
+def check_history_parity(policy: ActorCritic, frames: int, step: Any, seed: int, what: str) -> float:
+    """``step(frame, states) -> (actions, states)`` (numpy, exported layout) against ``policy.act_inference`` on the
+    stacked frames, over a sequence of ``PARITY_SEQUENCE_STEPS`` frames of ``PARITY_SEQUENCE_BATCH`` envs from
+    zeros; returns the max |difference| of the actions and states, ExportError beyond ``PARITY_ATOL``."""
+    width = policy.obs_dim // frames
+    seq = _probe_observations(policy, PARITY_SEQUENCE_STEPS * PARITY_SEQUENCE_BATCH, seed)[:, -width:]
+    seq = seq.reshape(PARITY_SEQUENCE_STEPS, PARITY_SEQUENCE_BATCH, width)
+    past = torch.zeros(PARITY_SEQUENCE_BATCH, frames - 1, width)
+    states, err = [past.numpy()], 0.0
+    for t in range(PARITY_SEQUENCE_STEPS):
+        expected = policy.act_inference(torch.cat([past.flatten(1), seq[t]], dim=1)).numpy()
+        actions, states = step(seq[t].numpy(), states)
+        past = torch.cat([past[:, 1:], seq[t].unsqueeze(1)], dim=1)
+        err = max(err, float(np.abs(actions.astype(np.float64) - expected).max()),
+                  float(np.abs(states[0].astype(np.float64) - past.numpy()).max()))
+        if not err <= PARITY_ATOL:
+            raise ExportError(f"export check failed: {what} differs from torch by {err:.3g} (allowed {PARITY_ATOL:g}) "
+                              f"at step {t} of a {PARITY_SEQUENCE_STEPS}-step sequence")
+    return err
 
 
 def state_names(policy: ActorCritic) -> tuple[list[str], list[str]]:
@@ -187,8 +236,15 @@ def _example_input(policy: ActorCritic) -> torch.Tensor:
     return torch.zeros(2, *policy.obs_shape, dtype=policy.obs_dtype)
 
 
-def _inference_module(policy: ActorCritic) -> tuple[nn.Module, tuple[torch.Tensor, ...], list[str], list[str]]:
-    """The module to export, example inputs, input names and output names."""
+def _inference_module(policy: ActorCritic, frames: int = 1
+                      ) -> tuple[nn.Module, tuple[torch.Tensor, ...], list[str], list[str]]:
+    """The module to export, example inputs, input names and output names (``frames``: of an observation
+    history)."""
+    if frames > 1:
+        width = policy.obs_dim // frames
+        example_h = (torch.zeros(2, width), torch.zeros(2, frames - 1, width))
+        return HistoryInferencePolicy(policy, frames).eval(), example_h, ["obs", "history_in"], ["actions",
+                                                                                              "history_out"]
     if not policy.is_recurrent:
         return InferencePolicy(policy).eval(), (_example_input(policy),), ["obs"], ["actions"]
     ins, outs = state_names(policy)
@@ -212,7 +268,8 @@ def export_onnx(policy: ActorCritic, path: str | Path, metadata: dict[str, Any],
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    module, example, input_names, output_names = _inference_module(policy)
+    frames = history_frames(metadata)
+    module, example, input_names, output_names = _inference_module(policy, frames)
     logging.getLogger("torch.onnx._internal.exporter._registration").setLevel(logging.ERROR)
     batch = torch.export.Dim("batch")
     with warnings.catch_warnings():
@@ -228,11 +285,13 @@ def export_onnx(policy: ActorCritic, path: str | Path, metadata: dict[str, Any],
     onnx.save(model, str(path))
 
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-    if policy.is_recurrent:
+    if policy.is_recurrent or frames > 1:
         def step(obs: np.ndarray, states: list[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
             out = session.run(output_names, {"obs": obs, **dict(zip(input_names[1:], states, strict=True))})
             return out[0], out[1:]
 
+        if frames > 1:
+            return check_history_parity(policy, frames, step, seed, f"ONNX file {path}")
         return check_sequence_parity(policy, step, PARITY_SEQUENCE_STEPS, PARITY_SEQUENCE_BATCH, seed,
                                      f"ONNX file {path}")
     obs = _probe_observations(policy, PARITY_SAMPLES, seed)
@@ -243,32 +302,53 @@ def export_jit(policy: ActorCritic, path: str | Path, metadata: dict[str, Any], 
     """Write a TorchScript file (metadata as ``metadata.json`` extra file) and check it; returns the max error."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    module, example, _, _ = _inference_module(policy)
+    frames = history_frames(metadata)
+    module, example, _, _ = _inference_module(policy, frames)
     with warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore")  # torch.jit is deprecated in favour of torch.export, but robots still load it
         traced = torch.jit.trace(module, example)
         torch.jit.save(traced, str(path), _extra_files={METADATA_FILE: json.dumps(metadata)})
         loaded = torch.jit.load(str(path))
-        if policy.is_recurrent:
+        if policy.is_recurrent or frames > 1:
             def step(obs: np.ndarray, states: list[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
                 out = loaded(torch.from_numpy(obs), *(torch.from_numpy(x) for x in states))
                 return out[0].numpy(), [x.numpy() for x in out[1:]]
 
+            if frames > 1:
+                return check_history_parity(policy, frames, step, seed, f"TorchScript file {path}")
             return check_sequence_parity(policy, step, PARITY_SEQUENCE_STEPS, PARITY_SEQUENCE_BATCH, seed,
                                          f"TorchScript file {path}")
         obs = _probe_observations(policy, PARITY_SAMPLES, seed)
         return check_parity(policy, loaded(obs).numpy(), obs, f"TorchScript file {path}")
 
 
-def policy_metadata(task: str, iteration: int, policy: ActorCritic, env_metadata: dict[str, Any]) -> dict[str, Any]:
-    """The metadata of an exported policy: what it is, its input and output, and the env's deployment facts."""
+def policy_metadata(task: str, iteration: int, policy: ActorCritic, env_metadata: dict[str, Any],
+                    frames: int = 1) -> dict[str, Any]:
+    """The metadata of an exported policy: what it is, its input and output, and the env's deployment facts
+    (``frames``: the env's observation history, ``StackedObservations``; the file then reads one frame)."""
     spec = policy.action_spec
-    return {"format": FORMAT, "task": task, "iteration": iteration, "obs_dim": policy.obs_dim,
-            "obs_shape": list(policy.obs_shape), "obs_dtype": str(policy.obs_dtype).removeprefix("torch."),
+    if frames > 1 and (policy.is_recurrent or policy.obs_dim % frames or len(policy.obs_shape) != 1):
+        raise ExportError(f"export: an observation history of {frames} frames needs a memoryless policy on vector "
+                          f"observations a multiple of {frames} wide (obs_dim {policy.obs_dim})")
+    width = policy.obs_dim // frames
+    return {"format": FORMAT, "task": task, "iteration": iteration, "obs_dim": width,
+            "obs_shape": [width] if frames > 1 else list(policy.obs_shape),
+            "obs_dtype": str(policy.obs_dtype).removeprefix("torch."),
             "action_type": "discrete" if spec.discrete else "continuous", "action_dim": spec.n,
             "actions": ("argmax index int64 [batch]" if spec.discrete
                         else "mean action float32 [batch, action_dim], before clipping"),
-            **recurrent_metadata(policy), **env_metadata}
+            **(history_metadata(frames, width) if frames > 1 else recurrent_metadata(policy)), **env_metadata}
+
+
+def history_metadata(frames: int, width: int) -> dict[str, Any]:
+    """``{"recurrent": ...}`` of a policy that reads its last ``frames`` observations of ``width`` values: the
+    past frames are its state (memory ``history``)."""
+    return {"recurrent": {"memory": "history", "layers": frames - 1, "size": width, "state_inputs": ["history_in"],
+                          "state_outputs": ["history_out"], "state_shape": ["batch", frames - 1, width],
+                          "state_dtype": "float32",
+                          "reset": "zeros at the start of every episode (per env); otherwise feed each *_out back "
+                                   "as the next step's *_in (history_out: the last frames - 1 observations, oldest "
+                                   "first)"}}
 
 
 def recurrent_metadata(policy: ActorCritic) -> dict[str, Any]:

@@ -26,4 +26,6 @@ def assert_sim2sim_observation_matches(env, onnx_path, steps: int) -> None:
         mujoco.mj_forward(robot.model, robot.data)
         robot.commands = env.commands[0].double().numpy()
         robot.last_action = action[0].double().numpy()
-        np.testing.assert_allclose(robot.observe(), obs["policy"][0].numpy(), atol=1e-4)
+        frame = robot.observe()  # with an observation history: the env's newest frame
+        assert len(frame) * env.obs_frames == obs["policy"].shape[1]
+        np.testing.assert_allclose(frame, obs["policy"][0, -len(frame):].numpy(), atol=1e-4)

@@ -12,7 +12,7 @@ import torch
 
 from configs.catalog import get_task
 from configs.gym_tasks import cartpole
-from deploy import schema
+from deploy import schema, sim2sim
 from deploy.onnx_policy import OnnxPolicy
 from deploy.runtime.controller import Controller
 from deploy.runtime.robot import RobotState
@@ -21,6 +21,7 @@ from envs.terrain.ground import yaw_of
 from rl_core.export import export_onnx, policy_metadata
 from rl_core.modules.actor_critic import ActorCritic
 from rl_core.policy_format import FORMAT
+from tests.sim2sim_check import assert_sim2sim_observation_matches
 
 LOCOMOTION_KEYS = ["action_clip", "action_dim", "action_scale", "action_type", "actions", "base_height",
                    "base_joint", "collisions", "command_min_lin_vel", "command_ranges", "command_resample_s",
@@ -47,7 +48,7 @@ def _export(name: str, tmp_path_factory, **env_changes):
     if cfg.policy.normalize_obs:  # non-trivial statistics: the export must carry them
         policy.update_normalizers(torch.randn(256, dim) * 0.5 + torch.linspace(-1, 1, dim), None)
     path = tmp_path_factory.mktemp(name) / "policy.onnx"
-    export_onnx(policy, path, policy_metadata(name, 1, policy, env.export_metadata()))
+    export_onnx(policy, path, policy_metadata(name, 1, policy, env.export_metadata(), env.obs_frames))
     return env, path
 
 
@@ -59,6 +60,12 @@ def flat(tmp_path_factory):
 @pytest.fixture(scope="module")
 def blind(tmp_path_factory):
     return _export("quadruped-flat-blind", tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory):
+    """The quadruped without base velocity, reading its last 3 observations."""
+    return _export("quadruped-flat", tmp_path_factory, obs_history=3, policy_exclude=("base_lin_vel",))
 
 
 @pytest.fixture(scope="module")
@@ -98,12 +105,14 @@ def robot_state(env, sdk_order: list[str]) -> RobotState:
 def assert_runtime_drives_env_like_trainer(env, path, steps: int) -> None:
     """The runtime, with the robot's joints in reversed order, observes the env's state; its observation equals
     the env's within 1e-6 and its actions (which step the env) equal the exported policy's on the env's own
-    observations (a second ``OnnxPolicy`` carrying its own recurrent state) within 1e-5."""
+    observations (a second ``OnnxPolicy`` carrying its own recurrent state) within 1e-5. With an observation
+    history the runtime builds one frame (the env's newest) and the file carries the past ones."""
     meta = OnnxPolicy(path).metadata
+    width = meta["obs_dim"]
     sdk_order = list(reversed(meta["joint_names"] + meta["held_joint_names"]))  # humanoid-flat holds its arms
     ctl = Controller(OnnxPolicy(path), sdk_order)
     reference = OnnxPolicy(path)
-    obs = env.reset(seed=4)["policy"]
+    obs = env.reset(seed=4)["policy"][:, -width:]
     worst = 0.0
     for t in range(steps):
         got = ctl.observe(robot_state(env, sdk_order), env.commands[0].double().numpy())
@@ -113,7 +122,7 @@ def assert_runtime_drives_env_like_trainer(env, path, steps: int) -> None:
         action = ctl.infer(got)
         np.testing.assert_allclose(action, np.clip(reference(obs.numpy())[0], -ctl.clip, ctl.clip), atol=1e-5)
         obs, _, term, trunc, _ = env.step(torch.tensor(action[None], dtype=torch.float32))
-        obs = obs["policy"]
+        obs = obs["policy"][:, -width:]
         assert not bool(term | trunc), f"the episode ended at step {t}"
     assert worst > 0 or steps == 0  # float32 env vs float64 runtime: the comparison saw real values
 
@@ -141,10 +150,24 @@ def test_runtime_observation_and_recurrent_state_equal_the_trainers_blind(blind)
     assert_runtime_drives_env_like_trainer(env, path, steps=30)
 
 
-def test_each_locomotion_export_matches_the_pinned_schema(flat, blind, humanoid, rough):
-    for _, path in (flat, blind, humanoid, rough):
+def test_runtime_and_history_state_equal_the_trainers_with_an_observation_history(history):
+    env, path = history
+    meta = OnnxPolicy(path).metadata
+    rec = meta["recurrent"]
+    frame = meta["obs_dim"]
+    assert env.obs_dims["policy"] == 3 * frame and frame == sum(n for _, n in meta["obs_layout"]) == 45
+    assert rec["memory"] == "history" and rec["layers"] == 2 and rec["size"] == frame
+    assert rec["state_inputs"] == ["history_in"] and "base_lin_vel" not in [n for n, _ in meta["obs_layout"]]
+    assert_runtime_drives_env_like_trainer(env, path, steps=30)
+    assert_sim2sim_observation_matches(env, path, steps=20)
+    metrics = sim2sim.run(OnnxPolicy(path), episodes=2, seed=0)  # the file carries its history through episodes
+    assert metrics["episodes"] == 2 and np.isfinite(metrics["lin_vel_tracking_error"])
+
+
+def test_each_locomotion_export_matches_the_pinned_schema(flat, blind, history, humanoid, rough):
+    for _, path in (flat, blind, history, humanoid, rough):
         meta = OnnxPolicy(path).metadata
-        assert meta["format"] == FORMAT == "legged-mjx-policy/2.1"
+        assert meta["format"] == FORMAT == "legged-mjx-policy/2.2"
         assert schema.problems(meta) == [], path
         optional = {"recurrent", "height_scan", "terrain"}
         assert sorted(set(meta) - optional) == LOCOMOTION_KEYS

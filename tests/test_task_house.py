@@ -61,7 +61,8 @@ def test_a_declared_state_field_is_allocated_cleared_saved_and_restored():
 
 def test_the_locomotion_state_is_what_checkpoints_hold_in_order():
     assert LocomotionState.names() == ("commands", "episode_length", "last_actions", "last_joint_vel", "air_time",
-                                       "contact_time", "last_contacts", "max_travelled", "privileged", "heading")
+                                       "contact_time", "last_contacts", "max_travelled", "privileged", "heading",
+                                       "action_delay", "past_frames", "action_queue")
 
 
 def _layout(table, exclude=(), noise=1.0):

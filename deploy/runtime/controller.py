@@ -20,6 +20,7 @@ from deploy.onnx_policy import OnnxPolicy
 from deploy.runtime.observation import ObservationBuilder, policy_order
 from deploy.runtime.robot import JointCommand, RobotState
 from deploy.runtime.safety import Safety, SafetyConfig
+from deploy.runtime.supply import Supplies, check
 from rl_core.errors import UserError
 
 
@@ -27,11 +28,15 @@ class Controller:
     """The policy of one robot; ``tick(state, now, commands)`` -> the command to write (robot order)."""
 
     def __init__(self, policy: OnnxPolicy, robot_joints: Sequence[str], safety: Optional[SafetyConfig] = None,
-                 joint_map: Optional[Mapping[str, str]] = None):
+                 joint_map: Optional[Mapping[str, str]] = None, supplies: Optional[Supplies] = None):
+        """``supplies``: what the robot gives (``supply.py``); a policy observing more is refused in one line
+        (None: not checked here; a missing value then stops the first tick)."""
         meta = policy.metadata
         if schema.family(meta) != "locomotion":
             raise UserError(f"runtime: policy of task {meta.get('task')!r} is not a locomotion policy (no scene_mjb "
                             "in its metadata); the runtime drives robots")
+        if supplies is not None:
+            check(meta, supplies)
         self.policy, self.meta = policy, meta
         self.obs = ObservationBuilder(meta, robot_joints, joint_map)
         self.index = self.obs.index

@@ -17,6 +17,7 @@ from deploy.onnx_policy import OnnxPolicy
 from deploy.runtime.controller import Controller
 from deploy.runtime.robot import Robot
 from deploy.runtime.safety import SafetyConfig
+from deploy.runtime.supply import Supplies
 from deploy.runtime.timing import TickLog
 from rl_core.errors import UserError
 
@@ -48,9 +49,12 @@ class Runtime:
     """``Runtime(policy, robot).run(seconds, commands)``: drive ``robot`` with ``policy`` in real time."""
 
     def __init__(self, policy: OnnxPolicy, robot: Robot, safety: Optional[SafetyConfig] = None,
-                 joint_map: Optional[Mapping[str, str]] = None, rate_hz: Optional[float] = None):
+                 joint_map: Optional[Mapping[str, str]] = None, rate_hz: Optional[float] = None,
+                 supplies: Optional[Supplies] = None):
+        """``supplies``: what ``robot`` gives (``supply.py``: e.g. ``LOW_STATE``); a policy that observes more is
+        refused here in one line."""
         self.robot = robot
-        self.controller = Controller(policy, robot.joint_names, safety, joint_map)
+        self.controller = Controller(policy, robot.joint_names, safety, joint_map, supplies)
         self.period = 1.0 / rate_hz if rate_hz else self.controller.dt
         self.log = TickLog()
 

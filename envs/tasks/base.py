@@ -108,6 +108,10 @@ class MujocoTask(Generic[S]):
         """The family's named quantities of a readout (observations, rewards and terminations read them)."""
         return r
 
+    def _applied(self, actions: torch.Tensor) -> torch.Tensor:
+        """The actions the joints get this step (e.g. delayed by a latency); the clipped ``actions`` as they are."""
+        return actions
+
     def _measure(self, v: V, actions: torch.Tensor) -> Q:
         """After the physics: the step's quantities, and the clocks the reward terms read advanced."""
         raise NotImplementedError
@@ -156,6 +160,9 @@ class MujocoTask(Generic[S]):
     def _start_all(self) -> None:
         """Before every env is reset at once (e.g. a curriculum's first levels)."""
 
+    def _after_observation(self, obs: Obs) -> None:
+        """What the observation the policy gets next leaves in the task state (e.g. an observation history)."""
+
     def _measures(self, q: Q) -> dict[str, torch.Tensor]:
         """The family's per-env measures of the step, logged as means (``Env/<name>``)."""
         return {}
@@ -189,7 +196,7 @@ class MujocoTask(Generic[S]):
         one control step; returns the clipped actions."""
         clip = self.clip_actions
         actions = actions.to(self.device).clamp(-clip, clip)
-        targets = self.default_joint_pos + self.action_scale * actions
+        targets = self.default_joint_pos + self.action_scale * self._applied(actions)
         if self.held_pos is not None:
             targets = torch.cat([targets, self.held_pos.expand(targets.shape[0], -1)], dim=1)
         self.physics.step(targets if self.ctrl_order is None else targets[:, self.ctrl_order])
@@ -230,6 +237,7 @@ class MujocoTask(Generic[S]):
             self._episodes_end(q, done & valid)  # not by a flight
             self.reset_envs(done)
             obs = self._restarted(done, final_obs)
+        self._after_observation(obs)
         extra = self._info(q)
         log = step_log(stacked, list(terms), valid, self._measures(q), terminated, truncated, diverged)
         log.update(extra.pop("log", {}))
@@ -259,7 +267,9 @@ class MujocoTask(Generic[S]):
         if self.randomize_initial_episode_length:
             self.state.episode_length = torch.randint(0, self.max_episode_length, (self.num_envs,),
                                                       generator=self.generator, device=self.device)
-        return self._observe(self._view(self.physics.read()))[0]
+        obs = self._observe(self._view(self.physics.read()))[0]
+        self._after_observation(obs)
+        return obs
 
     # ------------------------------------------------------------------------------------ VecEnv API
     def reset(self, seed: int | None = None) -> Obs:

@@ -178,13 +178,32 @@ class RandomizationConfig:
     """At reset, joint positions are the default pose times a uniform factor in this range."""
     init_base_vel: float = 0.5
     """At reset, each base velocity component is uniform in [-init_base_vel, init_base_vel]."""
+    motor_strength: Range = (1.0, 1.0)
+    """Factor on every servo's torque, drawn per env at each reset: its stiffness, damping and torque limit
+    together (a weaker or stronger motor; the rehearsal's ``motor strength``). (1, 1): off, nothing drawn."""
+    kp_scale: Range = (1.0, 1.0)
+    """Factor on every servo's stiffness alone (on top of ``gain_scale`` and ``motor_strength``), drawn per env at
+    each reset. (1, 1): off, nothing drawn."""
+    kd_scale: Range = (1.0, 1.0)
+    """Factor on every servo's damping alone (on top of ``gain_scale`` and ``motor_strength``), drawn per env at
+    each reset. (1, 1): off, nothing drawn."""
+    action_delay: tuple[int, int] = (0, 0)
+    """Latency in control steps ``[low, high]``: each env applies the action its policy chose this many steps
+    before (drawn uniformly per env at each reset, both ends included; before an episode's first actions the
+    servos hold the default pose). A delay of d steps is d x control_dt of sensor-to-motor latency (the
+    rehearsal's added latency). The observed ``last_actions`` stay the policy's own latest, as on a robot.
+    (0, 0): off."""
 
     def __post_init__(self) -> None:
         check_types(self, "env.randomization.")
-        for name in ("friction", "added_base_mass", "gain_scale", "init_joint_scale"):
+        for name in ("friction", "added_base_mass", "gain_scale", "init_joint_scale", "motor_strength", "kp_scale",
+                     "kd_scale", "action_delay"):
             _check_range(getattr(self, name), f"env.randomization.{name}")
         require(self.friction[0] > 0, "env.randomization.friction", list(self.friction), "values > 0")
-        require(self.gain_scale[0] > 0, "env.randomization.gain_scale", list(self.gain_scale), "values > 0")
+        for name in ("gain_scale", "motor_strength", "kp_scale", "kd_scale"):
+            require(getattr(self, name)[0] > 0, f"env.randomization.{name}", list(getattr(self, name)), "values > 0")
+        require(self.action_delay[0] >= 0, "env.randomization.action_delay", list(self.action_delay),
+                "a pair [low, high] of control steps, 0 <= low <= high")
         require(self.push_interval_s >= 0, "env.randomization.push_interval_s", self.push_interval_s, "a number >= 0")
 
 
@@ -238,6 +257,11 @@ class LocomotionEnvConfig(MujocoEnvConfig):
     policy_exclude: tuple[str, ...] = ()
     """Observation terms left out of the policy's observation, e.g. [base_lin_vel]: a real robot has no sensor for
     its base velocity (``quadruped-flat-blind``). The critic then reads its own group: every term, noise-free."""
+    obs_history: int = 1
+    """Frames the policy observes: the current observation and the ``obs_history - 1`` before it, oldest first
+    (zeros before an episode's first; ``envs/tasks/history.py``). 1: the current one only. An exported policy
+    carries the past frames as its recurrent state, so a robot feeds one frame per step. The critic's own group
+    (with ``policy_exclude`` or ``privileged_critic``) reads the current step only."""
     speed_bound_margin: float = 1.0
     """Multiplies the robot's derived speed bounds (``envs/tasks/bounds.py``: base linear and angular speed, each
     joint's speed); a world beyond them has diverged: it is reset, its transition not learned from (Env/diverged)."""
@@ -259,6 +283,7 @@ class LocomotionEnvConfig(MujocoEnvConfig):
                     "a list of observation terms among " + ", ".join(allowed))
         require(len(set(self.policy_exclude)) < len(allowed) - (0 if self.height_scan.enabled else 1),
                 "env.policy_exclude", list(self.policy_exclude), "a list that leaves the policy at least one term")
+        require(self.obs_history >= 1, "env.obs_history", self.obs_history, "an integer >= 1 (frames)")
         require(self.speed_bound_margin > 0, "env.speed_bound_margin", self.speed_bound_margin, "a number > 0")
         require(self.success_distance > 0, "env.success_distance", self.success_distance, "a number > 0")
         require(self.contact_force_threshold >= 0, "env.contact_force_threshold", self.contact_force_threshold,

@@ -35,9 +35,10 @@ from envs.robots.spec import RobotSpec
 from envs.scenes.assemble import build
 from envs.tasks import bounds as speed
 from envs.tasks.base import MujocoTask
-from envs.tasks.locomotion import export, metrics, observations, rewards
+from envs.tasks.history import History, frame_width
+from envs.tasks.locomotion import export, latency, metrics, observations, rewards
 from envs.tasks.locomotion.commands import Commands
-from envs.tasks.locomotion.randomization import RANDOMIZED_FIELDS, Randomizer
+from envs.tasks.locomotion.randomization import Randomizer, fields_of
 from envs.tasks.locomotion.state import PRIVILEGED_TERMS, LocomotionState
 from envs.tasks.locomotion.step import Addresses, Step
 from envs.tasks.locomotion.terminations import Judge
@@ -86,7 +87,15 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
                                           self.terrain)
         rb = self.robot
         J, F = self.num_joints, self.num_feet = rb.num_joints, rb.num_feet
-        super().__init__(cfg, rb.model, RANDOMIZED_FIELDS, LocomotionState, {"joints": J, "feet": F}, device)
+        scan = cfg.height_scan.num_points if cfg.height_scan.enabled else 0
+        self.history = History(cfg.obs_history, frame_width(observations.TABLE, {"joints": J, "feet": F, "scan": scan},
+                                                            cfg.policy_exclude))
+        """The policy's observation history (``env.obs_history`` frames; 1: none)."""
+        self.obs_frames = cfg.obs_history
+        """Frames in the policy's observation (``rl_core.env_api.StackedObservations``: exported as its state)."""
+        super().__init__(cfg, rb.model, fields_of(cfg.randomization), LocomotionState,
+                         {"joints": J, "feet": F, "delay": cfg.randomization.action_delay[1],
+                          "history": self.history.past_width}, device)
         self.camera, self.track_body = rb.camera, rb.base_body_id
         self.resample_steps = max(1, round(cfg.commands.resample_s / self.dt))
         push_s = cfg.randomization.push_interval_s
@@ -141,7 +150,7 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
         self.obs = ObservationLayout(observations.TABLE, sizes, cfg.policy_exclude, cfg, cfg.noise.scale, self.device)
         self.obs_layout = self.obs.policy
         """The policy's observation terms in order, ``(name, size)`` (exported for deployment)."""
-        self.obs_dims = {"policy": sum(n for _, n in self.obs.policy)}
+        self.obs_dims = {"policy": self.history.frames * sum(n for _, n in self.obs.policy)}
         self.separate_critic = cfg.privileged_critic or bool(cfg.policy_exclude)
         """The critic reads its own group: every term without noise (exact scan), and with ``privileged_critic``
         the friction, added mass and gain factor."""
@@ -182,13 +191,16 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
             return
         self.mirror_actions = joints
         """Mirror of actions ``[..., joints]`` (twin joints swapped, roll / yaw / abduction angles negated)."""
-        mirror = observation_mirror(self.obs_layout, rules, names, declared)
+        mirror = observation_mirror(self.obs_layout * self.history.frames, rules, names, declared)  # each frame
         self.mirror_obs = TensorMirror(mirror, self.device)
         """Mirror of raw policy observations (each term by its rule in ``observations.TABLE``)."""
 
     # ------------------------------------------------------------------------------------ the step's hooks
     def _view(self, r: PhysicsReadout) -> Step:
         return self.step_of(r)
+
+    def _applied(self, actions: torch.Tensor) -> torch.Tensor:
+        return latency.delayed(self.state, actions)
 
     def _measure(self, s: Step, actions: torch.Tensor) -> Measured:
         """Height above the ground, steering towards the heading, the feet's contact clocks, the reward context."""
@@ -241,6 +253,10 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
 
     def _start_all(self) -> None:
         self.ground.draw_levels()
+
+    def _after_observation(self, obs: Obs) -> None:
+        if self.history.frames > 1:
+            self.state.past_frames = self.history.past_of(obs["policy"])
 
     def _measures(self, q: Measured) -> dict[str, torch.Tensor]:
         assert q.lin_err is not None and q.yaw_err is not None
@@ -300,6 +316,7 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
         envs, so the random stream and every observed value are those of a full observation)."""
         exact = self.obs.exact(observations.values(self.obs_sources, s, self.state, rows))
         obs = self.obs.for_policy(self.obs.noisy(exact, self.generator, self.num_envs, rows))
+        obs = self.history.stack(self.state.past_frames if rows is None else self.state.past_frames[rows], obs)
         bad = ~(exact.abs() <= self.obs_bound).all(dim=1) | ~torch.isfinite(obs).all(dim=1)  # NaN fails the <=
         out = {"policy": torch.nan_to_num(obs, nan=0.0, posinf=0.0, neginf=0.0)}
         if self.separate_critic:

@@ -2,8 +2,10 @@
 
 A reset puts the robot at its start (the ground's start position, ``spawn_height`` above it, a random heading,
 the default pose times a random factor, small random base velocities) and draws the env's friction, added base
-mass and gain factor; a push overwrites the base's horizontal velocity. Fixed shapes: every draw is made for all
-envs and applied to the masked ones.
+mass and gain factor, and where the config asks for them its motor strength (stiffness, damping and torque limit
+together), separate stiffness and damping factors and its action delay (``latency.py``); a push overwrites the
+base's horizontal velocity. Fixed shapes: every draw is made for all envs and applied to the masked ones. A
+randomization that is off draws nothing, so a task's random stream stays what it was without it.
 """
 
 from __future__ import annotations
@@ -22,7 +24,14 @@ from envs.tasks.rotations import from_yaw
 from envs.terrain.ground import Ground
 
 RANDOMIZED_FIELDS = ("geom_friction", "body_mass", "actuator_gainprm", "actuator_biasprm")
-"""Model fields that get per-env values."""
+"""Model fields that get per-env values (and ``actuator_forcerange`` with ``motor_strength``: ``fields_of``)."""
+OFF = (1.0, 1.0)
+"""A factor range that changes nothing (no draw)."""
+
+
+def fields_of(cfg: RandomizationConfig) -> tuple[str, ...]:
+    """The model fields a task with ``cfg`` randomizes per env."""
+    return RANDOMIZED_FIELDS + (("actuator_forcerange",) if cfg.motor_strength != OFF else ())
 
 Uniform = Callable[[tuple[int, ...], float, float], torch.Tensor]
 
@@ -39,7 +48,7 @@ class Randomizer:
         self.nv = model.nv
         self.qpos0 = torch.tensor(model.qpos0, device=device, dtype=torch.float32)
         self.defaults = {name: torch.tensor(getattr(model, name), device=device, dtype=torch.float32)
-                         for name in RANDOMIZED_FIELDS}
+                         for name in fields_of(cfg)}
 
     def reset(self, physics: Physics, ground: Ground, state: LocomotionState, mask: torch.Tensor) -> None:
         """Restart the masked envs at a randomized start and draw their model parameters."""
@@ -71,12 +80,34 @@ class Randomizer:
         gain = u((N, 1), *rnd.gain_scale)
         drawn = torch.cat([mu, added.unsqueeze(1), gain], dim=1)
         state.privileged = torch.where(mask.unsqueeze(1), drawn, state.privileged)
+        kp, kd, strength = self._servo_factors(N, gain)
         gainprm = d["actuator_gainprm"].expand(N, -1, -1).clone()
-        gainprm[:, :, 0] *= gain
+        gainprm[:, :, 0] *= kp
         biasprm = d["actuator_biasprm"].expand(N, -1, -1).clone()
-        biasprm[:, :, 1:3] *= gain.unsqueeze(-1)
-        physics.set_model_fields(mask, {"geom_friction": friction, "body_mass": mass,
-                                        "actuator_gainprm": gainprm, "actuator_biasprm": biasprm})
+        biasprm[:, :, 1] *= kp
+        biasprm[:, :, 2] *= kd
+        fields = {"geom_friction": friction, "body_mass": mass, "actuator_gainprm": gainprm,
+                  "actuator_biasprm": biasprm}
+        if strength is not None:
+            fields["actuator_forcerange"] = d["actuator_forcerange"] * strength.unsqueeze(-1)
+        physics.set_model_fields(mask, fields)
+        if rnd.action_delay != (0, 0):
+            low, high = rnd.action_delay
+            delay = u((N,), low, high + 1).floor().long().clamp(low, high)
+            state.action_delay = torch.where(mask, delay, state.action_delay)
+
+    def _servo_factors(self, n: int, gain: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """Per env ``[n, 1]``: the factor on every servo's stiffness and on its damping (``gain_scale`` times the
+        motor strength and the separate kp / kd factors, each drawn only when on), and the motor strength (None:
+        off)."""
+        rnd, u = self.cfg, self.uniform
+        strength = u((n, 1), *rnd.motor_strength) if rnd.motor_strength != OFF else None
+        kp = kd = gain if strength is None else gain * strength
+        if rnd.kp_scale != OFF:
+            kp = kp * u((n, 1), *rnd.kp_scale)
+        if rnd.kd_scale != OFF:
+            kd = kd * u((n, 1), *rnd.kd_scale)
+        return kp, kd, strength
 
     def push(self, physics: Physics, qvel: torch.Tensor, mask: torch.Tensor) -> None:
         """Set the masked envs' horizontal base velocity to a uniform draw (takes effect during the next step)."""

@@ -36,3 +36,10 @@ class LocomotionState(TaskState):
     """This episode's randomized friction, added base mass and gain factor (the privileged critic's inputs)."""
     heading: torch.Tensor = per_env(reset="task")
     """Heading command (rad, ``commands.heading``); drawn with the commands."""
+    action_delay: torch.Tensor = per_env(dtype=torch.long, reset="task")
+    """This episode's action latency (control steps, ``randomization.action_delay``; 0 when off)."""
+    past_frames: torch.Tensor = per_env("history")
+    """The policy's previous ``env.obs_history - 1`` observations, oldest first (``envs/tasks/history.py``);
+    zeros after a reset."""
+    action_queue: torch.Tensor = per_env("delay", "joints")
+    """The policy's last actions, newest first, as many as the longest delay (``latency.py``); zeros after a reset."""
