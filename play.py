@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from envs.physics.registry import BACKENDS
-from rl_core.errors import OneLineParser, UserError, run_reporting_errors
+from contract.errors import OneLineParser, UserError, run_reporting_errors
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -99,7 +99,7 @@ def validate(args: argparse.Namespace) -> None:
 
 def validate_web(args: argparse.Namespace) -> None:
     """``--web``: a checkpoint, no other output, the viser extra, and a port this machine can bind now."""
-    from envs.web.app import check_port, require_viser
+    from apps.web.app import check_port, require_viser
 
     if args.checkpoint is None:
         raise UserError("--web needs --checkpoint (a checkpoint file or run folder)")
@@ -138,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
             return web(args)
         metrics = play(args) if args.checkpoint else {}
         if args.sim2sim:
-            from deploy.run import run as run_sim2sim
+            from apps.sim2sim import run as run_sim2sim
 
             result = run_sim2sim(args.sim2sim, args.episodes, args.seed, terrain_eval(args))
             if args.terrain:
@@ -227,8 +227,8 @@ def web(args: argparse.Namespace) -> int:
 
     import torch
 
-    from envs.web.app import WebOptions, WebViewer
-    from envs.web.session import Session, check_web_task, with_envs
+    from apps.web.app import WebOptions, WebViewer
+    from apps.web.session import Session, check_web_task, with_envs
     from rl_core.checkpoint import run_folder
 
     run = load_run(args.checkpoint, args.task)
@@ -338,7 +338,7 @@ def export(args: argparse.Namespace, task: str, iteration: int, policy: Any, env
 
 def recorder(args: argparse.Namespace, env: Any, is_mujoco_task: bool):
     """The evaluation's (on_step, finish) callbacks for --video or --viewer, or (None, None)."""
-    from envs import recorders
+    from apps import recorders
 
     if args.video:
         make = recorders.mujoco_video if is_mujoco_task else recorders.gym_video

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rl_core.errors import OneLineParser, UserError, run_reporting_errors
+from contract.errors import OneLineParser, UserError, run_reporting_errors
 
 if TYPE_CHECKING:
     from rl_core.stopping import StopRequest
@@ -158,7 +158,7 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return 0
     if args.check:
         from configs.catalog import get_task
-        from envs.robot_check.verdict import check, render
+        from apps.robot_check.verdict import check, render
 
         report = check(get_task(args.task or "CartPole-v1"))
         print(render(report))
@@ -170,7 +170,7 @@ def prepare_algorithm(cfg: Any, data: dict | None, ckpt_path: Path | None) -> di
     """What the algorithm reads before any env is built (``Algorithm.prepare``: distillation's teacher, from
     algorithm.teacher or the checkpoint resumed). One-line errors: a resume with another algorithm, a missing
     teacher, an unreadable file."""
-    from rl_core.errors import CheckpointError
+    from contract.errors import CheckpointError
 
     name = cfg.algorithm.name
     if data is not None:

@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.only in (None, "rsl_rl"):
         from rsl_rl.runners import OnPolicyRunner as RslRunner
 
-        from envs.adapters.rsl_rl import RslRlVecEnv, rsl_rl_train_cfg
+        from apps.adapters.rsl_rl import RslRlVecEnv, rsl_rl_train_cfg
 
         torch.manual_seed(args.seed)
         tap = MetricsTap(LocomotionEnv(cfg.env, QUADRUPED, device))

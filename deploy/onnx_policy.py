@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from deploy import schema
-from rl_core.errors import UserError
+from contract import schema
+from contract.errors import UserError
 
 
 def _decode(value: str) -> Any:

@@ -54,7 +54,7 @@ from deploy.runtime.safety import SafetyConfig
 from deploy.runtime.supply import PROFILES, check
 from deploy.runtime.udp import UdpRobot
 from deploy.simrobot import SimRobotConfig, robot_joints
-from rl_core.errors import UserError
+from contract.errors import UserError
 
 STAND_S = 1.0
 """The command is zero for this long at the start of every run (s)."""

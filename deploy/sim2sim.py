@@ -30,14 +30,10 @@ import numpy as np
 
 from deploy.onnx_policy import OnnxPolicy
 from deploy.terrain import HeightMap, HeightScan, TerrainEval, tiles, yaw_of
-from envs.tasks.locomotion.obs_table import TERM_NAMES  # the trainer's observation table
-from rl_core import breakdown
-from rl_core.errors import UserError
+from contract import breakdown, terms
+from contract.errors import UserError
 
 COMMANDS = ("lin_vel_x", "lin_vel_y", "yaw_rate")
-BUILDS = ("base_lin_vel", "base_ang_vel", "projected_gravity", "commands", "joint_pos", "joint_vel", "last_actions",
-          "height_scan")
-"""The observation terms ``PlainMujocoRobot.values`` builds (every term of the trainer's table: a test checks it)."""
 
 
 class PlainMujocoRobot:
@@ -65,19 +61,23 @@ class PlainMujocoRobot:
         if "height_scan" in layout and "height_scan" not in meta:
             raise UserError("sim2sim: the observation has a height_scan but the metadata no height_scan grid; "
                             "re-export it with play.py --checkpoint RUN --export-onnx")
-        self.scan = HeightScan(meta["height_scan"], self.ground) if "height_scan" in layout else None
+        # the heights themselves: the term's offset and clip are the contract's (contract/terms.py)
+        self.scan = (HeightScan({**meta["height_scan"], "offset": 0.0, "clip": 1e9}, self.ground)
+                     if "height_scan" in layout else None)
         self.default = np.array(meta["default_joint_pos"])
+        self.constants = terms.Constants.of(meta)
         self.action_scale = np.asarray(meta["action_scale"], dtype=np.float64)  # per joint (schema.upgrade: major 1)
         held = [self.model.joint(name) for name in meta.get("held_joint_names", [])]
         self.held_qpos_adr = np.array([j.qposadr[0] for j in held], dtype=int)
         self.held_actuators = np.array([by_joint[j.id] for j in held], dtype=int)
         self.held_pos = np.array(meta.get("held_joint_pos", []), dtype=np.float64)
         self.scales = {name: np.asarray(v, dtype=np.float64) for name, v in meta["obs_scales"].items()}
-        for name, _ in meta["obs_layout"]:
-            if name not in BUILDS:
-                known = name in TERM_NAMES
+        self.names = [str(name) for name, _ in meta["obs_layout"]]
+        for name in self.names:
+            if name not in terms.FROM_READING:
+                known = name in terms.TERMS
                 raise UserError(f"sim2sim: observation term '{name}' is {'not built here' if known else 'not known'}; "
-                                f"sim2sim builds {', '.join(BUILDS)}")
+                                f"sim2sim builds {', '.join(terms.FROM_READING)}")
         self.last_action = np.zeros(len(joints))
         self.commands = np.zeros(3)
 
@@ -102,16 +102,19 @@ class PlainMujocoRobot:
         rot3 = rot.reshape(3, 3)  # body -> world
         return rot3.T @ self.data.qvel[v:v + 3], self.data.qvel[v + 3:v + 6].copy(), rot3.T @ np.array([0.0, 0.0, -1.0])
 
+    def reading(self) -> terms.Reading:
+        """What the robot's sensors would read now (``contract.terms.Reading``), with the true base velocity and
+        heights (the estimator and perception a robot would need for them)."""
+        b = self.base_q
+        lin, ang, _ = self.body_frame()
+        heights = None if self.scan is None else self.scan(self.data.qpos[b:b + 3], yaw_of(self.data.qpos[b + 3:b + 7]))
+        return terms.Reading(joint_pos=self.data.qpos[self.qpos_adr], joint_vel=self.data.qvel[self.dof_adr],
+                             imu_quat=self.data.qpos[b + 3:b + 7], gyro=ang, commands=self.commands,
+                             last_actions=self.last_action, base_lin_vel=lin, heights=heights)
+
     def values(self) -> dict[str, np.ndarray]:
-        """Each observation term's raw value (``BUILDS``), as the trainer's ``observations.values`` gives it."""
-        lin, ang, grav = self.body_frame()
-        values = {"base_lin_vel": lin, "base_ang_vel": ang, "projected_gravity": grav, "commands": self.commands,
-                  "joint_pos": self.data.qpos[self.qpos_adr] - self.default, "joint_vel": self.data.qvel[self.dof_adr],
-                  "last_actions": self.last_action}
-        if self.scan is not None:
-            values["height_scan"] = self.scan(self.data.qpos[self.base_q:self.base_q + 3],
-                                              yaw_of(self.data.qpos[self.base_q + 3:self.base_q + 7]))
-        return values
+        """Each observation term's raw value, built by the contract (``contract/terms.py``) as on a robot."""
+        return terms.values(self.names, self.reading(), self.constants, "sim2sim")
 
     def observe(self) -> np.ndarray:
         values = self.values()

@@ -1,6 +1,6 @@
 """Sim-to-sim check of an exported reaching policy: one plain MuJoCo simulation, from the ONNX file alone.
 
-Everything comes from the metadata (``task_family: reach``, schema ``deploy/schema.py``): the compiled scene
+Everything comes from the metadata (``task_family: reach``, schema ``contract/schema.py``): the compiled scene
 (``scene_mjb``), the joints by name, default pose, action scale and clip, control period, the observation
 layout and scales, the base frame, the fingertip site and the target ranges. No torch, no batching, no
 observation noise. Each episode starts at the default pose plus a uniform offset of ``init_joint_noise`` (within
@@ -19,7 +19,7 @@ import numpy as np
 
 from deploy.onnx_policy import OnnxPolicy
 from deploy.sim2sim import load_scene
-from rl_core.errors import UserError
+from contract.errors import UserError
 
 TERMS = ("joint_pos", "joint_vel", "target_pos", "to_target", "last_actions")
 """Observation terms this check knows how to build."""

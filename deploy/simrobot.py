@@ -30,14 +30,14 @@ from typing import Any, Optional
 import mujoco
 import numpy as np
 
-from deploy import schema
+from contract import schema
 from deploy.onnx_policy import OnnxPolicy
 from deploy.runtime import udp
 from deploy.runtime.loop import realtime
 from deploy.runtime.robot import JointCommand, RobotState
 from deploy.sim2sim import load_scene
 from deploy.terrain import HeightMap, HeightScan, tiles
-from rl_core.errors import UserError
+from contract.errors import UserError
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from typing import Any
 import mujoco
 import numpy as np
 
-from rl_core.errors import UserError
+from contract.errors import UserError
 
 OUTSIDE_MARGIN = 1.0
 """An episode whose base gets within this distance (m) of the height map's edge ends as a time-out (training's)."""

@@ -12,7 +12,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from rl_core.errors import UserError
+from contract.errors import UserError
 
 
 def require_ale() -> None:

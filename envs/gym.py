@@ -20,7 +20,7 @@ from gymnasium.wrappers import FlattenObservation
 from rl_core.config import EnvConfig
 from rl_core.config_io import require
 from rl_core.env_api import ActionSpec, Obs, StepInfo
-from rl_core.errors import ConfigError, UserError
+from contract.errors import ConfigError, UserError
 
 
 @dataclass(frozen=True)

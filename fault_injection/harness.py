@@ -547,7 +547,7 @@ def failing_save_round(run: Path, error: BaseException, after_saves: int = 2) ->
 
     from fault_injection.cartpole import make_runner, tiny_cartpole
     from rl_core import checkpoint as ckpt
-    from rl_core.errors import UserError
+    from contract.errors import UserError
 
     cfg = tiny_cartpole(iterations=6)
     runner = make_runner(dataclasses.replace(cfg, runner=dataclasses.replace(cfg.runner, save_interval=1)), run)

@@ -21,7 +21,7 @@ from typing import Any
 
 import torch
 
-from rl_core.errors import CheckpointError
+from contract.errors import CheckpointError
 
 FORMAT_VERSION = 2
 _REQUIRED = ("task", "iteration", "config", "policy", "obs_dims", "action_spec")
@@ -211,7 +211,7 @@ def check_task(data: dict[str, Any], task: str, source: str) -> None:
 def read_config(data: dict[str, Any], default: Any, source: str) -> Any:
     """The checkpoint's config laid over the task's ``default`` config; one clear line if it cannot be read."""
     from rl_core.config_io import from_dict
-    from rl_core.errors import UserError
+    from contract.errors import UserError
 
     try:
         return from_dict(default, data["config"])

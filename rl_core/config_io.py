@@ -19,7 +19,7 @@ from typing import Any, Literal, Union
 
 import yaml
 
-from rl_core.errors import ConfigError
+from contract.errors import ConfigError
 
 
 # --------------------------------------------------------------------------------------------- types

@@ -25,7 +25,7 @@ from rl_core.algorithm import Algorithm
 from rl_core.config import AlgorithmConfig, PolicyConfig, TrainConfig
 from rl_core.config_io import from_dict
 from rl_core.env_api import ActionSpec, Obs, VecEnv
-from rl_core.errors import CheckpointError, ConfigError, UserError
+from contract.errors import CheckpointError, ConfigError, UserError
 from rl_core.modules.actor_critic import ActorCritic
 from rl_core.modules.recurrent_steps import actor_step, sequence_params
 from rl_core.storage import gather

@@ -8,7 +8,7 @@ and ``truncated`` (a time limit, bootstrap from the value of ``info["final_obs"]
 individually; the returned observation of a done env is already the first of its next episode.
 
 This module is the whole contract the learning side reads: everything the runner, the evaluator and ``play.py``
-read from an env is declared here (what play.py's video and viewer read of a MuJoCo task: ``envs/recorders.py``),
+read from an env is declared here (what play.py's video and viewer read of a MuJoCo task: ``apps/recorders.py``),
 as ``VecEnv``, the typed ``StepInfo`` of ``step`` and the optional capabilities (``PixelObservations``,
 ``Checkpointable``, ``FiniteOutputs``, ``Exportable``, ``CommandBreakdown``, ``Symmetric``), which callers test
 with ``isinstance`` (runtime-checkable Protocols) instead of probing for attributes.
@@ -134,7 +134,7 @@ class CommandBreakdown(Protocol):
     """An env whose metrics the evaluator also reports per command range (``info["breakdown"]``)."""
 
     breakdown_edges: dict[str, list[float]]
-    """Name -> bin edges (``rl_core.breakdown``)."""
+    """Name -> bin edges (``contract.breakdown``)."""
 
 
 @runtime_checkable

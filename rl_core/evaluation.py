@@ -6,7 +6,7 @@ may report per-step metrics in ``info["metrics"]`` (name -> ``[N]`` tensor); eac
 episode's steps, then over episodes. ``fall_rate`` is the fraction of episodes that ended by termination
 rather than by the time limit. Recurrent policies carry their actor state across steps and start every episode
 (per env) from the zero state. Envs that report ``info["breakdown"]`` and ``breakdown_edges`` (see
-``rl_core.breakdown``) also get the metrics per command range, under ``by_command``. Values an env reports in
+``contract.breakdown``) also get the metrics per command range, under ``by_command``. Values an env reports in
 ``info["episode_stats"]`` (name -> ``[N]``, the value of each episode that ends at that step, NaN elsewhere: a
 locomotion task's ``success``) are kept with the episode that ended; each is averaged over the chosen episodes
 that have a value (an episode whose value is NaN does not count for that name).
@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-from rl_core import breakdown
+from contract import breakdown
 from rl_core.env_api import CommandBreakdown, VecEnv
 from rl_core.modules.actor_critic import ActorCritic
 

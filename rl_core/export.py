@@ -34,10 +34,10 @@ import numpy as np
 import torch
 from torch import nn
 
-from rl_core.errors import UserError
+from contract.errors import UserError
 from rl_core.modules.actor_critic import ActorCritic
 from rl_core.modules.normalizer import RunningNormalizer
-from rl_core.policy_format import FORMAT
+from contract.policy_format import FORMAT
 
 PARITY_SAMPLES = 1000
 """Random observations each export is checked on."""

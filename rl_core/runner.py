@@ -24,7 +24,7 @@ from rl_core.config import TrainConfig
 from rl_core.config_io import to_dict
 from rl_core.env_api import Checkpointable, Obs, VecEnv, state_dict_of
 from rl_core.episodes import EpisodeStats
-from rl_core.errors import CheckpointError, TrainingFault
+from contract.errors import CheckpointError, TrainingFault
 from rl_core.logging import Logger
 from rl_core.modules.actor_critic import ActorCritic
 from rl_core.stopping import StopRequest

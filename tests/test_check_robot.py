@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from configs.catalog import get_task
-from envs.robot_check import verdict
-from rl_core.errors import UserError
+from apps.robot_check import verdict
+from contract.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[1]
 

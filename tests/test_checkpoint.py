@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from rl_core import checkpoint as ckpt
-from rl_core.errors import CheckpointError
+from contract.errors import CheckpointError
 
 from tests.helpers import make_runner, tiny_cartpole
 

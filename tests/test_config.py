@@ -8,7 +8,7 @@ from configs.gym_tasks import cartpole, pendulum
 from envs.gym import GymEnvConfig
 from rl_core.config import PolicyConfig, AlgorithmConfig, RunnerConfig, TrainConfig
 from rl_core.config_io import apply_overrides, describe, field_docs, from_dict, parse_override, to_dict
-from rl_core.errors import ConfigError
+from contract.errors import ConfigError
 
 
 @pytest.mark.parametrize("make, field", [

@@ -16,7 +16,7 @@ from rl_core.config import EnvConfig, PolicyConfig, AlgorithmConfig, RunnerConfi
 from rl_core.config_io import to_dict
 from rl_core.distillation import distillation_loss
 from rl_core.env_api import ActionSpec, VecEnv
-from rl_core.errors import CheckpointError, ConfigError
+from contract.errors import CheckpointError, ConfigError
 from rl_core.modules.actor_critic import ActorCritic
 from rl_core.runner import OnPolicyRunner
 

@@ -121,7 +121,7 @@ def test_squashed_mode_is_the_squashed_mean_in_env_units_and_discrete_refuses_it
 
     from rl_core.config import PolicyConfig
     from rl_core.env_api import ActionSpec
-    from rl_core.errors import ConfigError
+    from contract.errors import ConfigError
     from rl_core.modules.actor_critic import ActorCritic
 
     with pytest.raises(ConfigError, match="policy.distribution='squashed_gaussian'"):

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from configs.catalog import get_task
-from envs.robot_check import verdict
+from apps.robot_check import verdict
 from envs.robots.sides import twins
 from envs.tasks.locomotion import LocomotionEnv
 from rl_core.env_api import Symmetric
@@ -113,7 +113,7 @@ def test_the_checks_solver_trials_start_from_the_tasks_resets(capfd):
     """go_like at 4 / 6 iterations is stable standing still but diverges from the task's reset spread (joints at
     0.5-1.5 x the default pose): the check's solver trials now start there, so they no longer call 4 / 6 stable.
     The divergence it provokes prints none of MuJoCo's warnings inside the check."""
-    from envs.robot_check.trials import ResetSpread, quiet_mujoco_warnings, solver_trial
+    from apps.robot_check.trials import ResetSpread, quiet_mujoco_warnings, solver_trial
 
     task = get_task(GO_LIKE)
     robot = verdict.robot_of(task)

@@ -126,7 +126,7 @@ def test_sim2sim_builds_the_training_observation(quadruped, quadruped_onnx):
 
 
 def test_sim2sim_runs_without_torch(quadruped_onnx):
-    code = ("import sys, json; from deploy.run import run; m = run(sys.argv[1], 1, 0); "
+    code = ("import sys, json; from apps.sim2sim import run; m = run(sys.argv[1], 1, 0); "
             "assert 'torch' not in sys.modules, 'torch was imported'; print(json.dumps(m))")
     proc = subprocess.run([sys.executable, "-c", code, str(quadruped_onnx)], capture_output=True, text=True, cwd=ROOT,
                           timeout=300)
@@ -138,7 +138,7 @@ def test_sim2sim_runs_without_torch(quadruped_onnx):
 
 
 def test_non_legged_mjx_onnx_file_is_refused(tmp_path):
-    from rl_core.errors import UserError
+    from contract.errors import UserError
 
     torch.onnx.export(torch.nn.Linear(3, 2), (torch.zeros(1, 3),), str(tmp_path / "other.onnx"), dynamo=True,
                       input_names=["obs"], output_names=["actions"])

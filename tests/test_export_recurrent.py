@@ -10,12 +10,12 @@ import pytest
 import torch
 
 from configs.gym_tasks import pendulum_masked
-from deploy import gym_loop
+from apps import gym_sim2sim
 from deploy.onnx_policy import OnnxPolicy
 from envs.gym import GymEnvConfig, GymVecEnv
 from rl_core.config import PolicyConfig
 from rl_core.env_api import ActionSpec
-from rl_core.errors import ConfigError
+from contract.errors import ConfigError
 from rl_core.evaluation import evaluate
 from rl_core.export import (ExportError, PARITY_ATOL, check_sequence_parity, export_jit, export_onnx,
                             policy_metadata)
@@ -155,7 +155,7 @@ def test_masked_pendulum_export_runs_the_same_in_gymnasium_as_in_evaluation(tmp_
     export_onnx(policy, tmp_path / "p.onnx", policy_metadata("Pendulum-v1-masked", 0, policy, env.export_metadata()))
     expected = evaluate(policy, env, 1, seed=5)["mean_episode_return"]
     env.close()
-    got = gym_loop.run(OnnxPolicy(tmp_path / "p.onnx"), 2, seed=5)
+    got = gym_sim2sim.run(OnnxPolicy(tmp_path / "p.onnx"), 2, seed=5)
     assert got["mean_episode_length"] == 200
-    first = gym_loop.run(OnnxPolicy(tmp_path / "p.onnx"), 1, seed=5)["mean_episode_return"]
+    first = gym_sim2sim.run(OnnxPolicy(tmp_path / "p.onnx"), 1, seed=5)["mean_episode_return"]
     assert first == pytest.approx(expected, rel=1e-4)

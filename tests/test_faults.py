@@ -22,7 +22,7 @@ from envs.robots.quadruped import QUADRUPED
 from envs.tasks.locomotion import LocomotionEnv
 from rl_core import checkpoint as ckpt
 from rl_core.config import AlgorithmConfig
-from rl_core.errors import TrainingFault
+from contract.errors import TrainingFault
 from rl_core.ppo import ppo_loss
 from rl_core.runner import OnPolicyRunner
 from tests.helpers import make_runner, tiny_cartpole
@@ -312,7 +312,7 @@ def test_an_unreadable_checkpoint_is_one_line(tmp_path, monkeypatch):
     import torch
 
     from rl_core import checkpoint as ckpt
-    from rl_core.errors import CheckpointError
+    from contract.errors import CheckpointError
 
     f = tmp_path / "model_1.pt"
     f.write_bytes(b"x")

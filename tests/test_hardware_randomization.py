@@ -15,7 +15,7 @@ from envs.robots.quadruped import QUADRUPED
 from envs.tasks.locomotion import LocomotionEnv
 from envs.tasks.locomotion.randomization import fields_of
 from envs.tasks.locomotion_config import LocomotionEnvConfig, RandomizationConfig
-from rl_core.errors import UserError
+from contract.errors import UserError
 
 N = 4
 

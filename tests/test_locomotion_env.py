@@ -14,7 +14,7 @@ from envs.tasks.locomotion import PRIVILEGED_TERMS, LocomotionEnv
 from envs.tasks.locomotion.observations import TERM_NAMES
 from envs.tasks.locomotion_config import LocomotionEnvConfig
 from rl_core.env_api import VecEnv
-from rl_core.errors import UserError
+from contract.errors import UserError
 from tests.locomotion_tasks import LOCOMOTION_TASKS, make_task_env
 
 BACKENDS = ["native", pytest.param("mjx", marks=pytest.mark.mjx), pytest.param("warp", marks=pytest.mark.warp)]
@@ -273,7 +273,7 @@ def test_feet_only_collisions_end_episodes_on_tilt_and_height(backend):
 @pytest.mark.parametrize("field,value", [("fall_tilt", 0.0), ("fall_height", -1.0), ("solver_iterations", 0),
                                          ("ls_iterations", 0), ("collisions", "none")])
 def test_bad_collision_and_solver_settings_are_config_errors(field, value):
-    from rl_core.errors import ConfigError
+    from contract.errors import ConfigError
 
     with pytest.raises(ConfigError, match=f"env.{field}"):
         LocomotionEnvConfig(**{field: value})
@@ -302,7 +302,7 @@ def test_excluded_terms_leave_the_policy_and_the_critic_keeps_every_term_noise_f
 
 @pytest.mark.parametrize("value", [["base_velocity"], list(TERM_NAMES)])
 def test_bad_policy_exclude_is_a_config_error(value):
-    from rl_core.errors import ConfigError
+    from contract.errors import ConfigError
 
     with pytest.raises(ConfigError, match="env.policy_exclude"):
         LocomotionEnvConfig(policy_exclude=tuple(value))

@@ -18,7 +18,7 @@ from envs.tasks.locomotion import LocomotionEnv
 from envs.tasks.locomotion_config import LocomotionEnvConfig, NoiseConfig, RandomizationConfig
 from rl_core.config import PolicyConfig, AlgorithmConfig
 from rl_core.env_api import Symmetric
-from rl_core.errors import UserError
+from contract.errors import UserError
 from rl_core.modules.actor_critic import ActorCritic
 from rl_core.ppo import PPO
 from rl_core.symmetry import SAME_KEYS, Mirrors, augment

@@ -10,7 +10,7 @@ from envs.robots.quadruped import QUADRUPED
 from envs.tasks.locomotion import LocomotionEnv
 from envs.tasks.locomotion_config import LocomotionEnvConfig
 from rl_core.env_api import StackedObservations, Symmetric
-from rl_core.errors import UserError
+from contract.errors import UserError
 
 N = 4
 

@@ -19,7 +19,7 @@ from envs.physics.registry import BACKEND_CHOICES, BACKENDS, REGISTRY, BackendIn
 from envs.robots.quadruped import QUADRUPED
 from envs.scenes.assemble import build
 from envs.tasks.locomotion_config import LocomotionEnvConfig
-from rl_core.errors import UserError
+from contract.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[1]
 CUDA = torch.device("cuda")  # a device object only: nothing runs on it

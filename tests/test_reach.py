@@ -14,14 +14,14 @@ import torch
 
 from configs.catalog import get_task
 from configs.reach import reach_config
-from deploy import run as deploy_run
-from deploy import schema
+from apps import sim2sim
+from contract import schema
 from deploy.onnx_policy import OnnxPolicy
 from deploy.sim2sim_reach import PlainMujocoArm
 from envs.tasks.reach import ReachEnv, ReachEnvConfig, observations, rewards
 from envs.tasks.reach.config import TargetConfig
 from rl_core.env_api import Checkpointable, Exportable, VecEnv
-from rl_core.errors import UserError
+from contract.errors import UserError
 from rl_core.export import export_onnx, policy_metadata
 from rl_core.modules.actor_critic import ActorCritic
 from rl_core.runner import OnPolicyRunner
@@ -190,7 +190,7 @@ def test_export_and_sim2sim_from_the_onnx_file_alone(tmp_path):
     export_onnx(policy, path, policy_metadata("arm-reach", 3, policy, env.export_metadata()))
     meta = OnnxPolicy(path).metadata
     assert schema.problems(meta) == [] and sorted(meta) == REACH_KEYS
-    out = deploy_run.run(path, episodes=2, seed=0)
+    out = sim2sim.run(path, episodes=2, seed=0)
     assert out["task"] == "arm-reach" and out["runtime"] == "onnxruntime in plain MuJoCo"
     assert out["episodes"] == 2 and out["mean_episode_length"] == 200 and 0.0 <= out["final_distance"] < 1.2
 

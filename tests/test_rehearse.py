@@ -14,7 +14,7 @@ import pytest
 from deploy.rehearse import rehearse_one
 from deploy.runtime.safety import SafetyConfig
 from deploy.simrobot import SimRobotConfig
-from rl_core.errors import UserError
+from contract.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[1]
 POLICY = ROOT / "docs" / "quadruped_policy.onnx"

@@ -13,7 +13,7 @@ import train
 from envs.file_errors import field_line, field_problems
 from envs.registry import load_file_task
 from envs.robots.quadruped import QUADRUPED
-from rl_core.errors import UserError
+from contract.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[1]
 

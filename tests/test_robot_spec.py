@@ -18,7 +18,7 @@ from envs.scenes.assemble import build
 from envs.tasks.locomotion import rewards as R
 from envs.tasks.locomotion import LocomotionEnv
 from envs.tasks.locomotion_config import NoiseConfig
-from rl_core.errors import UserError
+from contract.errors import UserError
 from tests.locomotion_tasks import EXAMPLE_TASK, make_task_env
 
 ROOT = Path(__file__).resolve().parents[1]

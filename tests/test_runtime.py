@@ -12,7 +12,8 @@ import torch
 
 from configs.catalog import get_task
 from configs.gym_tasks import cartpole
-from deploy import schema, sim2sim
+from contract import schema
+from deploy import sim2sim
 from deploy.onnx_policy import OnnxPolicy
 from deploy.runtime.controller import Controller
 from deploy.runtime.robot import RobotState
@@ -20,7 +21,7 @@ from envs.gym import GymVecEnv
 from envs.terrain.ground import yaw_of
 from rl_core.export import export_onnx, policy_metadata
 from rl_core.modules.actor_critic import ActorCritic
-from rl_core.policy_format import FORMAT
+from contract.policy_format import FORMAT
 from tests.sim2sim_check import assert_sim2sim_observation_matches
 
 LOCOMOTION_KEYS = ["action_clip", "action_dim", "action_scale", "action_type", "actions", "base_height",

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import torch
 
-from deploy import schema
+from contract import schema
 from deploy.onnx_policy import OnnxPolicy
 from deploy.runtime.controller import Controller
 from deploy.runtime.robot import RobotState
@@ -27,10 +27,10 @@ from envs.tasks.locomotion import LocomotionEnv
 from envs.tasks.locomotion.export import held_servos
 from envs.tasks.locomotion_config import LocomotionEnvConfig, NoiseConfig
 from rl_core.config import PolicyConfig
-from rl_core.errors import UserError
+from contract.errors import UserError
 from rl_core.export import export_onnx, policy_metadata
 from rl_core.modules.actor_critic import ActorCritic
-from rl_core.policy_format import FORMAT
+from contract.policy_format import FORMAT
 from tests.robot_models import BIPED_ARMS, BIPED_LEGS, biped_spec, humanoid_xml, write
 from tests.test_runtime_safety import POLICY as QUADRUPED_POLICY
 from tests.test_runtime_safety import with_metadata

@@ -13,7 +13,7 @@ from deploy.runtime.controller import Controller
 from deploy.runtime.loop import Runtime
 from deploy.runtime.robot import JointCommand, RobotState
 from deploy.runtime.safety import SafetyConfig
-from rl_core.errors import UserError
+from contract.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[1]
 POLICY = ROOT / "docs" / "quadruped_policy.onnx"
@@ -209,7 +209,7 @@ def test_the_loop_times_each_tick_and_its_watchdog_catches_a_sensor_stop(meta, t
 
 
 def test_docs_carry_the_schema_tables_verbatim():
-    from deploy import schema
+    from contract import schema
 
     text = (ROOT / "docs" / "deploy.md").read_text()
     assert f"<!-- schema:begin -->\n{schema.markdown()}\n<!-- schema:end -->" in text

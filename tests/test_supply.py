@@ -1,4 +1,4 @@
-"""What a robot supplies: every observation term declares its source (deploy/schema.py), and the runtime and the
+"""What a robot supplies: every observation term declares its source (contract/schema.py), and the runtime and the
 rehearsal refuse, in one line naming the term and the alternatives, a policy that observes what the robot lacks."""
 
 from __future__ import annotations
@@ -9,14 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from deploy import schema
 from deploy.onnx_policy import OnnxPolicy
 from deploy.runtime.controller import Controller
-from deploy.runtime.observation import KNOWN_TERMS
+from contract import terms
 from deploy.runtime.supply import LOW_STATE, PROFILES, SIMULATED, Supplies, check, lacking
 from deploy.sim2sim_reach import TERMS as REACH_TERMS
 from envs.tasks.locomotion.obs_table import TERM_NAMES
-from rl_core.errors import UserError
+from contract.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[1]
 POLICY = ROOT / "docs" / "humanoid_policy.onnx"
@@ -26,15 +25,15 @@ LOW_STATE_LAYOUT = [["base_ang_vel", 3], ["projected_gravity", 3], ["commands", 
 
 
 def test_every_term_declares_one_known_source():
-    for name in set(TERM_NAMES) | set(KNOWN_TERMS) | set(REACH_TERMS):
-        assert name in schema.TERMS, f"observation term {name} is not in the contract"
-    assert {t.source for t in schema.TERMS.values()} <= set(schema.SOURCES)
-    by_source = {name: t.source for name, t in schema.TERMS.items()}
+    for name in set(TERM_NAMES) | set(terms.FROM_READING) | set(REACH_TERMS):
+        assert name in terms.TERMS, f"observation term {name} is not in the contract"
+    assert {t.source for t in terms.TERMS.values()} <= set(terms.SOURCES)
+    by_source = {name: t.source for name, t in terms.TERMS.items()}
     assert by_source["base_lin_vel"] == "estimator" and by_source["height_scan"] == "perception"
     assert by_source["joint_pos"] == by_source["joint_vel"] == "joint_state"
     assert by_source["base_ang_vel"] == by_source["projected_gravity"] == "imu"
     assert by_source["commands"] == "operator" and by_source["last_actions"] == "runtime"
-    assert all(s.instead for s in schema.SOURCES.values() if s.robot)  # a refusal always says what to do
+    assert all(s.instead for s in terms.SOURCES.values() if s.robot)  # a refusal always says what to do
 
 
 def test_a_low_state_robot_lacks_the_estimator_and_perception_terms_only():

@@ -12,7 +12,7 @@ from envs.tasks.locomotion import LocomotionEnv
 from envs.tasks.locomotion_config import NoiseConfig, RandomizationConfig
 from rl_core.config import PolicyConfig, AlgorithmConfig, TrainConfig
 from rl_core.env_api import ActionSpec, Symmetric
-from rl_core.errors import ConfigError
+from contract.errors import ConfigError
 from rl_core.modules.actor_critic import ActorCritic
 from rl_core.ppo import PPO
 from rl_core.symmetry import Mirrors, augment, on_normalized

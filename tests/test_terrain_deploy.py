@@ -17,7 +17,7 @@ from configs.catalog import get_task
 from deploy.onnx_policy import OnnxPolicy
 from deploy.sim2sim import PlainMujocoRobot, load_scene, run
 from deploy.terrain import HeightMap, TerrainEval
-from rl_core.errors import UserError
+from contract.errors import UserError
 from rl_core.export import export_onnx, policy_metadata
 from rl_core.modules.actor_critic import ActorCritic
 from tests.sim2sim_check import assert_sim2sim_observation_matches
@@ -101,7 +101,7 @@ def test_sim2sim_builds_the_training_observation_with_the_height_scan(tmp_path):
 
 
 def test_rough_policy_runs_on_one_tile_type_without_torch(rough_onnx):
-    code = ("import sys, json; from deploy.run import run; from deploy.terrain import TerrainEval; "
+    code = ("import sys, json; from apps.sim2sim import run; from deploy.terrain import TerrainEval; "
             "m = run(sys.argv[1], 2, 0, TerrainEval('stairs_up', 5, (0.5, 0.8), 2.0)); "
             "assert 'torch' not in sys.modules, 'torch was imported'; print(json.dumps(m))")
     proc = subprocess.run([sys.executable, "-c", code, str(rough_onnx)], capture_output=True, text=True, cwd=ROOT,

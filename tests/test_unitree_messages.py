@@ -32,7 +32,7 @@ from deploy.unitree.messages import FAMILIES, blank, c_size, pack
 from deploy.unitree.profiles import PROFILES, for_policy, get
 from deploy.unitree.remote import Remote, StickMap, decode, encode
 from deploy.unitree.robot import fill_command, idle_command, state_of
-from rl_core.errors import UserError
+from contract.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[1]
 HUMANOID = ROOT / "docs" / "humanoid_policy.onnx"
@@ -151,7 +151,7 @@ def test_a_model_whose_joints_are_in_another_order_maps_by_name():
         m.q, m.dq = 0.01 * i, -0.01 * i
     state = state_of(g1, low, 1.0, base_lin_vel=np.zeros(3))
     ctl = Controller(policy, g1.joints)
-    obs_q = ctl.obs.values(state, np.zeros(3), np.zeros(12))["joint_pos"] + ctl.obs.default
+    obs_q = ctl.obs.values(state, np.zeros(3), np.zeros(12))["joint_pos"] + ctl.obs.constants.default_joint_pos
     np.testing.assert_allclose(obs_q, [0.01 * g1.slot_of[n] for n in meta["joint_names"]])
     ctl.safety.check(state, 1.0)
     cmd = fill_command(g1, idle_command(g1, blank(hg["LowCmd_"])), ctl.command(state, None), mode_machine=5)

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from envs.physics.warp import warp_available
+from envs.physics.registry import REGISTRY
 
-pytestmark = [pytest.mark.warp, pytest.mark.skipif(not warp_available(), reason="needs warp-lang and mujoco-warp")]
+pytestmark = [pytest.mark.warp,
+              pytest.mark.skipif(not REGISTRY["warp"].available(), reason="needs warp-lang and mujoco-warp")]
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 import play
-from envs.web import probe
+from apps.web import probe
 from tests.helpers import make_runner, tiny_cartpole
 
 ROOT = Path(__file__).resolve().parents[1]

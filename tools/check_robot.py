@@ -4,7 +4,7 @@
     python -m tools.check_robot --task quadruped-flat             # a registered task
     python -m tools.check_robot examples/my_robot/my_robot.py:flat --solver --json check.json
 
-On native MuJoCo, in the task's own scene (``envs/robot_check/``):
+On native MuJoCo, in the task's own scene (``apps/robot_check/``):
 1. standing: zero actions (servo targets at the default pose) for 4 s after the reset's drop from ``base_height``:
    the base height it settles at, its tilt, which non-foot bodies touch the floor, divergence, joints at their
    limits, servos at their effort limit;
@@ -28,8 +28,8 @@ from pathlib import Path
 
 def main(argv: list[str] | None = None) -> int:
     from configs.catalog import get_task
-    from envs.robot_check.verdict import check, render
-    from rl_core.errors import OneLineParser, run_reporting_errors
+    from apps.robot_check.verdict import check, render
+    from contract.errors import OneLineParser, run_reporting_errors
 
     p = OneLineParser(description=__doc__.splitlines()[0])
     p.add_argument("ref", nargs="?", help="path/to/robot.py:flat (a robot file's task)")

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rl_core.errors import OneLineParser
+from contract.errors import OneLineParser
 
 ROOT = Path(__file__).resolve().parents[1]
 SENT = 200

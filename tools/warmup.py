@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rl_core.errors import OneLineParser, UserError, run_reporting_errors
+from contract.errors import OneLineParser, UserError, run_reporting_errors
 
 
 def _arches(text: str) -> list[int]:

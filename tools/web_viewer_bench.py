@@ -20,7 +20,7 @@ import socket
 import time
 from pathlib import Path
 
-from envs.web import probe
+from apps.web import probe
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -83,7 +83,7 @@ def step_cost(checkpoint: str, num_envs: int, steps: int = 100) -> dict[str, obj
     import torch
 
     import play
-    from envs.web.session import Session, with_envs
+    from apps.web.session import Session, with_envs
 
     run = play.load_run(checkpoint)
     out: dict[str, object] = {"task": run.task, "num_envs": num_envs, "load_average_before": os.getloadavg()}

@@ -15,13 +15,13 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from deploy import schema
+from contract import schema
 from deploy.onnx_policy import OnnxPolicy
 from deploy.runtime.observation import ObservationBuilder, policy_order
 from deploy.runtime.robot import JointCommand, RobotState
 from deploy.runtime.safety import Safety, SafetyConfig
 from deploy.runtime.supply import Supplies, check
-from rl_core.errors import UserError
+from contract.errors import UserError
 
 
 class Controller:

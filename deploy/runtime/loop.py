@@ -19,7 +19,7 @@ from deploy.runtime.robot import Robot
 from deploy.runtime.safety import SafetyConfig
 from deploy.runtime.supply import Supplies
 from deploy.runtime.timing import TickLog
-from rl_core.errors import UserError
+from contract.errors import UserError
 
 WARMUP_TICKS = 5
 """Ticks left out of the timing summary (first calls of the policy and the transport)."""

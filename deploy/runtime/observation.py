@@ -12,12 +12,9 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from contract import terms
+from contract.errors import UserError
 from deploy.runtime.robot import RobotState
-from rl_core.errors import UserError
-
-KNOWN_TERMS = ("base_lin_vel", "base_ang_vel", "projected_gravity", "commands", "joint_pos", "joint_vel",
-               "last_actions", "height_scan")
-"""Terms this runtime builds (``deploy/schema.py`` TERMS)."""
 
 
 def policy_order(policy_joints: Sequence[str], robot_joints: Sequence[str],
@@ -32,26 +29,19 @@ def policy_order(policy_joints: Sequence[str], robot_joints: Sequence[str],
     return np.array([names.index(n) for n in policy_joints], dtype=np.int64)
 
 
-def gravity_in_base(quat: np.ndarray) -> np.ndarray:
-    """World (0, 0, -1) in the base frame for a (w, x, y, z) quaternion base -> world (normalized first)."""
-    w, x, y, z = np.asarray(quat, dtype=np.float64) / np.linalg.norm(quat)
-    # third row of the rotation matrix, negated: R^T (0, 0, -1) = -(R[2, 0], R[2, 1], R[2, 2])
-    return -np.array([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)])
-
-
 class ObservationBuilder:
     """``builder(state, commands, last_actions) -> float32 [obs_dim]`` for one robot."""
 
     def __init__(self, meta: dict[str, Any], robot_joints: Sequence[str],
                  joint_map: Optional[Mapping[str, str]] = None):
         self.layout = [(str(name), int(n)) for name, n in meta["obs_layout"]]
-        unknown = [name for name, _ in self.layout if name not in KNOWN_TERMS]
+        unknown = [name for name, _ in self.layout if name not in terms.FROM_READING]
         if unknown:
             raise UserError(f"runtime: observation term(s) {', '.join(unknown)} are not known; known: "
-                            f"{', '.join(KNOWN_TERMS)}")
+                            f"{', '.join(terms.FROM_READING)}")
         self.index = policy_order(meta["joint_names"], robot_joints, joint_map)
         """Robot-order position of each policy joint."""
-        self.default = np.asarray(meta["default_joint_pos"], dtype=np.float64)
+        self.constants = terms.Constants.of(meta)
         self.scales = {name: np.asarray(v, dtype=np.float64) for name, v in meta["obs_scales"].items()}
         self.names = {name for name, _ in self.layout}
         self.scan = meta.get("height_scan") if "height_scan" in self.names else None
@@ -59,10 +49,6 @@ class ObservationBuilder:
             raise UserError(f"runtime: the observation has a height_scan but the metadata no height_scan grid; "
                             f"re-export the policy ({meta.get('task')})")
         self.obs_dim = int(meta["obs_dim"])
-
-    @property
-    def needs_base_lin_vel(self) -> bool:
-        return "base_lin_vel" in self.names
 
     def scan_points(self) -> np.ndarray:
         """``[P, 2]`` scan points (m) in the base's yaw frame (x forward, y left), x-major: where the robot's
@@ -78,26 +64,13 @@ class ObservationBuilder:
         return np.stack([gx.ravel(), gy.ravel()], 1)
 
     def values(self, state: RobotState, commands: np.ndarray, last_actions: np.ndarray) -> dict[str, np.ndarray]:
-        """Each term before its scale (float64)."""
-        out = {"base_ang_vel": np.asarray(state.gyro, dtype=np.float64),
-               "projected_gravity": gravity_in_base(state.imu_quat),
-               "commands": np.asarray(commands, dtype=np.float64),
-               "joint_pos": np.asarray(state.joint_pos, dtype=np.float64)[self.index] - self.default,
-               "joint_vel": np.asarray(state.joint_vel, dtype=np.float64)[self.index],
-               "last_actions": np.asarray(last_actions, dtype=np.float64)}
-        if self.needs_base_lin_vel:
-            if state.base_lin_vel is None:
-                raise UserError("runtime: the policy observes base_lin_vel but the robot gives no base velocity "
-                                "estimate (RobotState.base_lin_vel)")
-            out["base_lin_vel"] = np.asarray(state.base_lin_vel, dtype=np.float64)
-        if self.scan is not None:
-            if state.height_scan is None:
-                raise UserError("runtime: the policy observes a height_scan but the robot gives none "
-                                "(RobotState.height_scan)")
-            s = self.scan
-            out["height_scan"] = np.clip(np.asarray(state.height_scan, dtype=np.float64) - s["offset"],
-                                         -s["clip"], s["clip"])
-        return out
+        """Each term before its scale (float64, ``contract.terms``)."""
+        i = self.index
+        reading = terms.Reading(
+            joint_pos=np.asarray(state.joint_pos, dtype=np.float64)[i],
+            joint_vel=np.asarray(state.joint_vel, dtype=np.float64)[i], imu_quat=state.imu_quat, gyro=state.gyro,
+            commands=commands, last_actions=last_actions, base_lin_vel=state.base_lin_vel, heights=state.height_scan)
+        return terms.values(self.names, reading, self.constants, "runtime")
 
     def __call__(self, state: RobotState, commands: np.ndarray, last_actions: np.ndarray) -> np.ndarray:
         v = self.values(state, commands, last_actions)

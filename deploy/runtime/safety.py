@@ -22,8 +22,8 @@ from typing import Any, Optional
 
 import numpy as np
 
-from deploy import schema
-from deploy.runtime.observation import gravity_in_base
+from contract import schema
+from contract.terms import gravity_in_base
 from deploy.runtime.robot import RobotState
 
 

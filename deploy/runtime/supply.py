@@ -1,6 +1,6 @@
 """What a robot supplies to the runtime, and the one-line refusal of a policy that observes more.
 
-Each observation term of the contract says what supplies it on a robot (``deploy/schema.py``: ``Term.source``,
+Each observation term of the contract says what supplies it on a robot (``contract/terms.py``: ``Term.source``,
 one of ``SOURCES``): the joint encoders, the IMU, an estimator, perception, or the operator and the runtime
 themselves. A robot's ``Supplies`` names the sources it has; ``check`` refuses, before anything moves, a policy
 that observes a term whose source the robot lacks, in one line that names the term and the alternatives.
@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from deploy.schema import SOURCES, TERMS
-from rl_core.errors import UserError
+from contract.terms import SOURCES, TERMS
+from contract.errors import UserError
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,7 @@ class Supplies:
     name: str
     """The robot or interface, in words (the refusal names it)."""
     sources: tuple[str, ...]
-    """Names of ``deploy/schema.SOURCES`` the robot supplies."""
+    """Names of ``contract.terms.SOURCES`` the robot supplies."""
 
     def __post_init__(self) -> None:
         unknown = [s for s in self.sources if s not in SOURCES]

@@ -24,7 +24,7 @@ from deploy.runtime.loop import realtime
 from deploy.unitree import dds
 from deploy.unitree.operator import OperatorConfig, Sequence
 from deploy.unitree.profiles import PROFILES, Profile, driven_joints, for_policy
-from rl_core.errors import OneLineParser, UserError
+from contract.errors import OneLineParser, UserError
 
 
 def _parse(argv: Optional[list[str]]) -> argparse.Namespace:

@@ -16,7 +16,7 @@ import os
 import random
 from typing import Any, Optional
 
-from rl_core.errors import UserError
+from contract.errors import UserError
 
 LOOPBACK = "lo"
 """Linux's loopback interface."""

@@ -26,14 +26,14 @@ from collections.abc import Callable
 
 import numpy as np
 
-from deploy import schema
+from contract import schema
 from deploy.onnx_policy import OnnxPolicy
 from deploy.runtime.loop import Runtime
 from deploy.runtime.robot import JointCommand, RobotState
 from deploy.runtime.safety import SafetyConfig
 from deploy.unitree.remote import StickMap
 from deploy.unitree.robot import UnitreeRobot
-from rl_core.errors import UserError
+from contract.errors import UserError
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from rl_core.errors import UserError
+from contract.errors import UserError
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ from deploy.unitree.packed import Packed, RawWriter
 from deploy.unitree.messages import BASE_VELOCITY, FAMILIES, TOPIC_BASE_VELOCITY, TOPIC_LOWCMD, TOPIC_LOWSTATE
 from deploy.unitree.profiles import Profile, get
 from deploy.unitree.remote import Remote, StickMap, encode
-from rl_core.errors import UserError
+from contract.errors import UserError
 
 MODE_MACHINE = 5
 """``mode_machine`` the simulated ``unitree_hg`` robot reports (any fixed value: the runtime must echo it)."""

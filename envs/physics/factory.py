@@ -7,7 +7,7 @@ import torch
 
 from envs.physics.base import Physics, PhysicsRequest
 from envs.physics.registry import BACKEND_CHOICES, BACKENDS, REGISTRY
-from rl_core.errors import UserError
+from contract.errors import UserError
 
 
 def resolve_backend(backend: str, device: torch.device) -> str:

@@ -24,7 +24,7 @@ import torch
 
 from envs.bridge import to_jax, to_torch
 from envs.physics.base import STATE_FIELDS, PhysicsReadout, PhysicsRequest
-from rl_core.errors import UserError
+from contract.errors import UserError
 
 CACHE_DIR = Path(os.environ.get("LEGGED_MJX_JAX_CACHE", Path.home() / ".cache" / "legged-mjx" / "jax"))
 """JAX persistent compilation cache (override with the LEGGED_MJX_JAX_CACHE environment variable)."""
@@ -37,7 +37,7 @@ def _import_jax() -> tuple[Any, Any, Any]:
         import jax.numpy as jnp
         from mujoco import mjx
     except ImportError as e:  # pragma: no cover - depends on the install
-        from rl_core.errors import UserError
+        from contract.errors import UserError
 
         raise UserError(f"env.backend='mjx' needs JAX and mujoco-mjx ({e}); install them with "
                         "pip install -e '.[mjx]', or use env.backend=native") from e

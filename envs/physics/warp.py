@@ -62,7 +62,7 @@ def import_warp() -> tuple[Any, Any]:
     try:
         import warp as wp
     except ImportError as e:  # pragma: no cover - depends on the install
-        from rl_core.errors import UserError
+        from contract.errors import UserError
 
         raise UserError(f"env.backend='warp' needs warp-lang and mujoco-warp ({e}); install them with "
                         "pip install -e '.[warp]' (offline GPU machines: docs/backends.md), or use "
@@ -79,17 +79,10 @@ def import_warp() -> tuple[Any, Any]:
     try:
         import mujoco_warp as mjw
     except ImportError as e:  # pragma: no cover - depends on the install
-        from rl_core.errors import UserError
+        from contract.errors import UserError
 
         raise UserError(f"env.backend='warp' needs mujoco-warp ({e}): pip install -e '.[warp]'") from e
     return wp, mjw
-
-
-def warp_available() -> bool:
-    """Whether warp-lang and mujoco-warp can be imported (without importing them)."""
-    from envs.physics.registry import REGISTRY
-
-    return REGISTRY["warp"].available()
 
 
 class WarpPhysics:

@@ -12,7 +12,7 @@ from typing import Any
 
 from envs.robots.spec import (EFFORT_SCALE, FILE_ACTUATORS, ActuatorGroup, HeldJoints, JointProperties, RobotSpec,
                               WeldedJoints)
-from rl_core.errors import UserError
+from contract.errors import UserError
 
 CONES = ("pyramidal", "elliptic")
 """Allowed values of ``SimOverrides.cone``."""

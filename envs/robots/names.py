@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from rl_core.errors import UserError
+from contract.errors import UserError
 
 MAX_LISTED = 40
 """At most this many of the model's names are listed in an error."""

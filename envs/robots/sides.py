@@ -26,7 +26,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from rl_core.errors import UserError
+from contract.errors import UserError
 
 
 @dataclass(frozen=True)

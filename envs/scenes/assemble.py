@@ -32,7 +32,7 @@ from envs.scenes.joints import JointPlan, plan_joints, weld
 from envs.scenes.sensing import TaskSensors, add_task_sensing
 from envs.scenes.terrain import terrain_scene
 from envs.terrain.generator import Terrain
-from rl_core.errors import UserError
+from contract.errors import UserError
 
 _CONE = {"pyramidal": mujoco.mjtCone.mjCONE_PYRAMIDAL, "elliptic": mujoco.mjtCone.mjCONE_ELLIPTIC}
 INTEGRATORS = {"euler": mujoco.mjtIntegrator.mjINT_EULER, "implicitfast": mujoco.mjtIntegrator.mjINT_IMPLICITFAST,

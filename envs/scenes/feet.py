@@ -17,7 +17,7 @@ import numpy as np
 
 from envs.robots.names import match_each, spec_error
 from envs.robots.spec import RobotSpec
-from rl_core.errors import UserError
+from contract.errors import UserError
 
 FOOT_SITE_MARGIN = 0.012
 """The touch site of a foot is its collision geoms' shape (one geom) or bounding box (several) grown by this (m):

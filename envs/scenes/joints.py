@@ -14,7 +14,7 @@ import numpy as np
 
 from envs.robots.names import assign, match_each
 from envs.robots.spec import HeldJoints, Pose, RobotSpec, WeldedJoints
-from rl_core.errors import UserError
+from contract.errors import UserError
 
 RANGE_TOLERANCE = 1e-6
 """A pose may lie this far (rad or m) outside a joint's range (rounding in the file)."""

@@ -41,7 +41,7 @@ from envs.tasks.mujoco_config import MujocoEnvConfig
 from envs.tasks.report import step_log
 from envs.tasks.reward_terms import RewardTerms
 from envs.tasks.state import TaskState
-from rl_core.env_api import Obs, StepInfo
+from rl_core.env_api import ActionSpec, Obs, StepInfo
 
 S = TypeVar("S", bound=TaskState)
 V = Any
@@ -53,6 +53,12 @@ Q = Any
 class MujocoTask(Generic[S]):
     """``cfg.num_envs`` simulations of ``model`` with per-env task state ``state`` (see the module docstring)."""
 
+    cfg: MujocoEnvConfig
+    """The task's config."""
+    action_spec: ActionSpec
+    """What the policy outputs (the family sets it)."""
+    obs_dims: dict[str, int]
+    """Width of each observation group (the family sets it)."""
     camera: str | None = None
     """The camera a video films through (None: the renderer's free camera)."""
     track_body: int = 0
@@ -64,6 +70,7 @@ class MujocoTask(Generic[S]):
     def __init__(self, cfg: MujocoEnvConfig, model: mujoco.MjModel, randomized_fields: tuple[str, ...],
                  state: type[S], sizes: dict[str, int], device: torch.device | str):
         device = torch.device(device)
+        self.cfg = cfg
         self.backend = resolve_backend(cfg.backend, device)
         self.model = model
         self.num_envs = cfg.num_envs

@@ -1,19 +1,19 @@
-"""Observation terms as one table: a task family lists its terms once, in order, as ``ObsTerm`` rows.
+"""Observation terms as one table: a task family lists the terms it observes once, in order, as ``ObsTerm`` rows.
 
-The rows are plain data (no torch), so deployment code reads the same table the trainer does. Everything else
-about the observation is derived from it: the layout, the noise, the exported metadata and the mirror
-(``envs/tasks/observations.py``), sim2sim's observation (``deploy/sim2sim.py``).
+Each row names a term declared in the contract (``contract/terms.py``: unit, meaning, what supplies it on a
+robot, its value from a robot's reading) and adds how this family trains with it: width, scale, noise, clip and
+mirror rule. Everything else about the observation is derived from the table: the layout, the noise, the
+exported metadata and the mirror (``envs/tasks/observations.py``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-MirrorRule = Literal["vector", "axial", "command", "joints", "none"]
-"""How a term's values change under the left-right mirror: ``vector`` (x, -y, z), ``axial`` (-x, y, -z: an angular
-velocity), ``command`` (vx, -vy, -yaw rate), ``joints`` (one value per joint: twins swapped, roll / yaw angles
-negated), ``none`` (no mirror: a task with such a term offers no symmetry)."""
+from contract.terms import TERMS, MirrorRule
+
+__all__ = ["MirrorRule", "ObsTerm", "config_value", "declared"]
 
 
 @dataclass(frozen=True)
@@ -21,7 +21,8 @@ class ObsTerm:
     """One observation term (a row of a task's table)."""
 
     name: str
-    """The term's name: the key of its raw value, its name in the exported metadata (``obs_layout``)."""
+    """A term of ``contract.terms.TERMS``: the key of its raw value, its name in the exported metadata
+    (``obs_layout``)."""
     size: int | str
     """Width: a number, or the name of a size the task resolves (e.g. ``"joints"``; 0 leaves the term out)."""
     scale: float | tuple[float, ...] = 1.0
@@ -32,8 +33,15 @@ class ObsTerm:
     """Dotted path of a clip in the env config (physical units): the noisy value stays within +-clip x scale."""
     mirror: MirrorRule = "none"
     """How the values change under the left-right mirror."""
-    doc: str = ""
-    """What the term is (units, frame)."""
+
+
+def declared(table: tuple[ObsTerm, ...]) -> tuple[ObsTerm, ...]:
+    """A family's table, every row naming a term of the contract (``contract/terms.py``; else a ValueError at
+    import: deployment would not know the term)."""
+    missing = [t.name for t in table if t.name not in TERMS]
+    if missing:
+        raise ValueError(f"observation term(s) {', '.join(missing)} are not declared in contract/terms.py")
+    return table
 
 
 def config_value(cfg: Any, path: str) -> float:

@@ -20,7 +20,7 @@ from typing import Any, Generic, TypeVar
 
 import torch
 
-from rl_core.errors import UserError
+from contract.errors import UserError
 
 C = TypeVar("C")
 

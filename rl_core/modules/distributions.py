@@ -15,7 +15,7 @@ from torch import nn
 
 from rl_core.config import PolicyConfig
 from rl_core.env_api import ActionSpec
-from rl_core.errors import ConfigError
+from contract.errors import ConfigError
 
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 

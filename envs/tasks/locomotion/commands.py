@@ -9,7 +9,7 @@ import torch
 from envs.tasks.locomotion.state import LocomotionState
 from envs.tasks.locomotion_config import CommandConfig
 from envs.tasks.rotations import yaw_of
-from rl_core import breakdown
+from contract import breakdown
 
 COMMANDS = ("lin_vel_x", "lin_vel_y", "yaw_rate")
 """Command components in order (body-frame m/s, m/s, rad/s)."""

@@ -376,7 +376,7 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
                      window).model
 
     def export_metadata(self) -> dict[str, Any]:
-        """What a deployment needs (``export.py``; the schema: ``deploy/schema.py``)."""
+        """What a deployment needs (``export.py``; the schema: ``contract/schema.py``)."""
         return export.metadata(self.cfg, self.robot, self.obs, self.dt, self.terrain)
 
     def _extra_state(self) -> dict[str, torch.Tensor]:

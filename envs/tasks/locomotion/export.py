@@ -6,7 +6,7 @@ and 0 otherwise; ``commands`` are (vx, vy, yaw rate). Actions become joint targe
 with gains ``kp`` / ``kd``, sent every ``control_dt`` seconds; the ``held_joint_names`` are held at
 ``held_joint_pos`` by their own servos (gains ``held_kp`` / ``held_kd``, limits ``held_torque_limits``, read from
 the compiled scene's actuators). The schema and its version (``format``, major 2 since per-joint ``action_scale``
-and held joints, 2.1 since the held joints' gains): ``deploy/schema.py``.
+and held joints, 2.1 since the held joints' gains): ``contract/schema.py``.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import mujoco
 
-from rl_core.errors import UserError
+from contract.errors import UserError
 
 
 @dataclass(frozen=True)

@@ -51,6 +51,9 @@ class Measured:
 class ReachEnv(MujocoTask[ReachState]):
     """``cfg.num_envs`` arms reaching random targets; satisfies ``rl_core.env_api.VecEnv``."""
 
+    cfg: ReachEnvConfig
+    """The task's config."""
+
     def __init__(self, cfg: ReachEnvConfig, device: torch.device | str = "cpu", arm: ArmSpec = ARM):
         self.cfg = cfg
         self.arm: ResolvedArm = resolve(arm)
@@ -162,7 +165,7 @@ class ReachEnv(MujocoTask[ReachState]):
         return f"target {target[0]:+.2f} {target[1]:+.2f} {target[2]:+.2f} m  distance {100 * distance:.1f} cm"
 
     def export_metadata(self) -> dict[str, Any]:
-        """What a deployment needs (``export.py``; the schema: ``deploy/schema.py``)."""
+        """What a deployment needs (``export.py``; the schema: ``contract/schema.py``)."""
         return export.metadata(self.cfg, self.arm, self.obs, self.frame, self.dt)
 
 

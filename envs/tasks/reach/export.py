@@ -5,7 +5,7 @@ and 0 otherwise; ``target_pos`` is the target minus ``base_pos`` and ``to_target
 fingertip site's position, both rotated into the base frame (``base_rot``, row-major base-to-world). Actions
 become joint targets ``default_joint_pos + action_scale * clip(action, -action_clip, action_clip)`` for the
 position servos (``kp`` / ``kd``), sent every ``control_dt`` seconds. Targets are drawn around ``shoulder_pos``
-in the ``target_ranges`` (the schema: ``deploy/schema.py``, family ``reach``).
+in the ``target_ranges`` (the schema: ``contract/schema.py``, family ``reach``).
 """
 
 from __future__ import annotations

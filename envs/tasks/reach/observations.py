@@ -11,16 +11,15 @@ from dataclasses import dataclass
 
 import torch
 
-from envs.tasks.obs_table import ObsTerm
+from envs.tasks.obs_table import ObsTerm, declared
 
-TABLE = (
-    ObsTerm("joint_pos", "joints", 1.0, "noise.joint_pos",
-            doc="joint angles minus the default pose (rad), policy order"),
-    ObsTerm("joint_vel", "joints", 0.1, "noise.joint_vel", doc="joint velocities (rad/s)"),
-    ObsTerm("target_pos", 3, 2.0, "noise.target", doc="target position relative to the base, base frame (m)"),
-    ObsTerm("to_target", 3, 5.0, "noise.target", doc="target minus fingertip position, base frame (m)"),
-    ObsTerm("last_actions", "joints", 1.0, doc="the previous step's clipped actions"),
-)
+TABLE = declared((
+    ObsTerm("joint_pos", "joints", 1.0, "noise.joint_pos"),
+    ObsTerm("joint_vel", "joints", 0.1, "noise.joint_vel"),
+    ObsTerm("target_pos", 3, 2.0, "noise.target"),
+    ObsTerm("to_target", 3, 5.0, "noise.target"),
+    ObsTerm("last_actions", "joints", 1.0),
+))
 """The policy's observation terms in order."""
 TERM_NAMES = tuple(t.name for t in TABLE)
 

@@ -1,6 +1,6 @@
 """The simulation behind the web viewer: an evaluation batch driven by a checkpoint's policy, with live commands.
 
-No viser here: the page (``envs/web/app.py``) calls these methods from its loop only, never from its callbacks
+No viser here: the page (``apps/web/app.py``) calls these methods from its loop only, never from its callbacks
 (which run on other threads). The env and policy come from ``play.py``'s own construction, passed in as
 functions (``envs`` does not import ``play.py`` nor ``configs``).
 """
@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from envs.tasks.locomotion_config import LocomotionEnvConfig
-from rl_core.errors import UserError
+from contract.errors import UserError
 
 _NAME = re.compile(r"model_(\d+)\.pt$")
 TORCH_THREADS = 1

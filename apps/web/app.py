@@ -21,9 +21,9 @@ from typing import Any
 import numpy as np
 
 from envs.terrain.config import TILE_TYPES
-from envs.web.scene import RobotScene, spread
-from envs.web.session import Session, Tick, checkpoints
-from rl_core.errors import UserError
+from apps.web.scene import RobotScene, spread
+from apps.web.session import Session, Tick, checkpoints
+from contract.errors import UserError
 
 PANEL_HZ = 5.0
 """Updates per second of the page's numbers and plots."""

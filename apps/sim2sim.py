@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from deploy import schema
+from contract import schema
 from deploy.onnx_policy import OnnxPolicy
 from deploy.terrain import TerrainEval
-from rl_core.errors import UserError
+from contract.errors import UserError
 
 
 def run(path: str | Path, episodes: int, seed: int, terrain_eval: TerrainEval | None = None) -> dict[str, Any]:
@@ -35,9 +35,9 @@ def run(path: str | Path, episodes: int, seed: int, terrain_eval: TerrainEval | 
     elif terrain_eval is not None:
         raise UserError(f"--terrain applies to locomotion policies; policy file {path} is a Gymnasium policy")
     elif "env_id" in meta:
-        from deploy import gym_loop
+        from apps import gym_sim2sim
 
-        metrics = gym_loop.run(policy, episodes, seed)
+        metrics = gym_sim2sim.run(policy, episodes, seed)
         where = "plain Gymnasium"
     else:
         raise UserError(f"policy file {path} names neither a robot model nor a Gymnasium id in its metadata")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-from envs.web.shapes import geom_mesh, quat_to_matrix
+from apps.web.shapes import geom_mesh, quat_to_matrix
 
 VISIBLE_GROUPS = (0, 1, 2)
 """Geom groups shown (MuJoCo's viewer shows these by default)."""

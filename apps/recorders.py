@@ -14,7 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from rl_core.errors import UserError
+from contract.errors import UserError
 
 Callbacks = tuple[Callable[[int], None], Callable[[], None]]
 
@@ -62,7 +62,7 @@ class Gaited(Protocol):
 
 def mujoco_video(env: Filmable, path: str, index: int, seconds: float) -> Callbacks:
     """An MP4 following env ``index`` with the task's caption; for a legged robot a gait plot (PNG) next to it."""
-    from envs.video import VideoRecorder, save_gait_plot
+    from apps.video import VideoRecorder, save_gait_plot
 
     steps = int(seconds / env.dt)
     videos: list[VideoRecorder] = []  # made at the first frame, when the robot stands where it is filmed
@@ -99,7 +99,7 @@ def mujoco_video(env: Filmable, path: str, index: int, seconds: float) -> Callba
 
 def gym_video(env: Any, path: str, index: int, seconds: float) -> Callbacks:
     """An MP4 of Gymnasium env ``index`` from its own ``rgb_array`` rendering, one frame per step, in real time."""
-    from envs.video import write_mp4
+    from apps.video import write_mp4
 
     fps = env.steps_per_second()
     steps = int(seconds * fps)

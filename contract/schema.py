@@ -16,7 +16,7 @@ reader notices (a key renamed, removed, retyped, or its meaning changed) bumps t
         2.2   ``recurrent`` may describe an observation history (memory ``history``: the past frames are the
               state; ``obs_dim`` is one frame); a reader that carries recurrent state reads it unchanged.
 
-``python -m deploy.schema`` prints the table of docs/deploy.md (a test checks that the docs carry it verbatim).
+``python -m contract.schema`` prints the table of docs/deploy.md (a test checks that the docs carry it verbatim).
 """
 
 from __future__ import annotations
@@ -27,8 +27,9 @@ import zlib
 from dataclasses import dataclass
 from typing import Any
 
-from rl_core.errors import UserError
-from rl_core.policy_format import FORMAT
+from contract.errors import UserError
+from contract.policy_format import FORMAT
+from contract.terms import SOURCES, TERMS
 
 NAME = "legged-mjx-policy"
 """The prefix of ``format``."""
@@ -156,69 +157,6 @@ KEYS: tuple[Key, ...] = (
 )
 """Every key of major version 2 (``obs_layout`` is listed once per family; the trailing space keys it apart)."""
 
-@dataclass(frozen=True)
-class Source:
-    """What supplies observation terms on a robot."""
-
-    meaning: str
-    """What it is, in words."""
-    robot: bool
-    """Whether a robot has to supply it (its sensors, an estimator, perception); False: the runtime has it itself
-    (the operator's commands, its own previous action)."""
-    instead: str = ""
-    """What to do when a robot lacks it (the refusal's alternatives; ``{term}`` is the term's name)."""
-
-
-SOURCES: dict[str, Source] = {
-    "joint_state": Source("the joint encoders: positions and velocities of every motor (every robot's low state)", True,
-                          "an adapter that reads the joint encoders (RobotState.joint_pos / joint_vel)"),
-    "imu": Source("the base's IMU: orientation and gyro (every Unitree low state)", True,
-                  "an adapter that reads the IMU (RobotState.imu_quat / gyro)"),
-    "operator": Source("the operator: velocity commands from a joystick, a remote or a planner", False),
-    "runtime": Source("the runtime itself: its previous action", False),
-    "estimator": Source("a state estimator (no robot's low state carries it)", True,
-                        "a policy that does not observe {term} (quadruped-flat, or any flat task with "
-                        "env.policy_exclude=[{term}]), or an adapter with an estimator (RobotState.{term}) on a "
-                        "profile that supplies 'estimator'"),
-    "perception": Source("perception: a height map around the robot from its cameras or lidar", True,
-                         "a policy trained without {term} (a flat task), or an adapter with perception "
-                         "(RobotState.{term}) on a profile that supplies 'perception'"),
-}
-"""Every source of the observation terms, by name (``Term.source``)."""
-
-
-@dataclass(frozen=True)
-class Term:
-    """One observation term of locomotion and reach policies."""
-
-    unit: str
-    """Physical unit before the term's ``obs_scales`` factor."""
-    meaning: str
-    """What it is, its frame and the order of its entries."""
-    source: str
-    """What supplies it on a robot: a name of ``SOURCES`` (``deploy/runtime/supply.py`` refuses a policy whose
-    terms need a source the robot's profile lacks)."""
-
-
-TERMS: dict[str, Term] = {
-    "base_lin_vel": Term("m/s", "base linear velocity in the base frame (x forward, y left, z up)", "estimator"),
-    "base_ang_vel": Term("rad/s", "base angular velocity in the base frame (the IMU's gyro)", "imu"),
-    "projected_gravity": Term("1", "unit gravity direction in the base frame ((0, 0, -1) upright)", "imu"),
-    "commands": Term("m/s, m/s, rad/s", "velocity command (vx, vy in the base frame, yaw rate), scaled per component",
-                     "operator"),
-    "joint_pos": Term("rad", "joint positions minus `default_joint_pos`, `joint_names` order", "joint_state"),
-    "joint_vel": Term("rad/s", "joint velocities, `joint_names` order", "joint_state"),
-    "last_actions": Term("1", "the previous step's clipped action, `joint_names` order", "runtime"),
-    "height_scan": Term("m", "`clip(base z - ground z - offset, -clip, clip)` at each scan point, x-major grid",
-                        "perception"),
-    "target_pos": Term("m", "reach: target position relative to `base_pos`, base frame", "operator"),
-    "to_target": Term("m", "reach: target minus fingertip position, base frame (from the target and the joint "
-                      "state)", "operator"),
-}
-"""Observation terms of locomotion and reach policies: unit, meaning and what supplies each on a robot (each is
-then multiplied by its ``obs_scales``)."""
-
-
 def family(meta: dict[str, Any]) -> str:
     """``reach`` (``task_family``), ``locomotion`` (another robot scene) or ``gym``."""
     if meta.get("task_family") == "reach":
@@ -318,8 +256,14 @@ def held_servos(meta: dict[str, Any], where: str) -> tuple[list[float], list[flo
 
 
 def joint_ranges(meta: dict[str, Any]) -> list[list[float | None]]:
-    """``[low, high]`` (rad; None unlimited) of each of ``joint_names`` in the stored scene."""
-    import mujoco
+    """``[low, high]`` (rad; None unlimited) of each of ``joint_names`` in the stored scene (a format-1 file carries
+    no ``joint_pos_limits``: reading its scene needs MuJoCo, which a robot computer may lack)."""
+    try:
+        import mujoco
+    except ImportError:
+        raise UserError(f"policy file of task {meta.get('task')!r} (format {meta.get('format')!r}) carries no "
+                        f"joint_pos_limits, and reading them from its scene needs mujoco, which is not installed; "
+                        f"{REEXPORT}") from None
 
     mjb = zlib.decompress(base64.b64decode(meta["scene_mjb"]))
     model = mujoco.MjModel.from_binary_path("scene.mjb", {"scene.mjb": mjb})

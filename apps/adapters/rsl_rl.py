@@ -1,6 +1,6 @@
 """Our VecEnv as an ``rsl_rl.env.VecEnv`` (rsl-rl-lib 5.x), so that rsl_rl's own OnPolicyRunner can train it.
 
-    from envs.adapters.rsl_rl import RslRlVecEnv, rsl_rl_train_cfg
+    from apps.adapters.rsl_rl import RslRlVecEnv, rsl_rl_train_cfg
     env = RslRlVecEnv(LocomotionEnv(cfg.env, QUADRUPED))
     runner = rsl_rl.runners.OnPolicyRunner(env, rsl_rl_train_cfg(cfg), log_dir=None, device="cpu")
 
@@ -17,20 +17,20 @@ import torch
 from rsl_rl.env import VecEnv
 from tensordict import TensorDict
 
+from envs.tasks.base import MujocoTask
 from rl_core.config import TrainConfig
-from rl_core.env_api import VecEnv as OurVecEnv
 
 
 class RslRlVecEnv(VecEnv):
-    """Wraps an env with ``episode_length`` / ``max_episode_length`` (the locomotion task) for rsl_rl."""
+    """Wraps one of our MuJoCo tasks (its episode clock is task state: ``env.state.episode_length``) for rsl_rl."""
 
-    def __init__(self, env: OurVecEnv, seed: int = 0):
+    def __init__(self, env: MujocoTask[Any], seed: int = 0):
         self.env = env
         self.num_envs = env.num_envs
         self.num_actions = env.action_spec.n
-        self.max_episode_length = env.max_episode_length  # type: ignore[attr-defined]
+        self.max_episode_length = env.max_episode_length
         self.device = env.device
-        self.cfg = getattr(env, "cfg", {})
+        self.cfg = env.cfg
         self._obs = self._wrap(env.reset(seed=seed))
 
     def _wrap(self, obs: dict[str, torch.Tensor]) -> TensorDict:
@@ -38,11 +38,12 @@ class RslRlVecEnv(VecEnv):
 
     @property
     def episode_length_buf(self) -> torch.Tensor:
-        return self.env.episode_length  # type: ignore[attr-defined]
+        """The task's episode clocks (rsl_rl randomizes them at the start with ``init_at_random_ep_len``)."""
+        return self.env.state.episode_length
 
     @episode_length_buf.setter
     def episode_length_buf(self, value: torch.Tensor) -> None:
-        self.env.episode_length = value  # type: ignore[attr-defined]
+        self.env.state.episode_length.copy_(value)
 
     def get_observations(self) -> TensorDict:
         return self._obs

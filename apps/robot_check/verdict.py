@@ -14,12 +14,12 @@ import mujoco
 import torch
 
 from envs.registry import TaskSpec
-from envs.robot_check.trials import (ResetSpread, SolverTrial, Standing, StepResponse, quiet_mujoco_warnings,
+from apps.robot_check.trials import (ResetSpread, SolverTrial, Standing, StepResponse, quiet_mujoco_warnings,
                                      solver_trial, standing, step_response)
 from envs.robots.resolved import ResolvedRobot
 from envs.tasks.locomotion import LocomotionEnv
 from envs.tasks.locomotion_config import LocomotionEnvConfig
-from rl_core.errors import UserError
+from contract.errors import UserError
 
 SAG = 0.8
 """The base settling below this share of ``base_height`` is a sag (the built-in robots stand at 0.9 to 1.0)."""
