@@ -1,6 +1,6 @@
 """The robot check's verdict: ``OK``, ``WARN`` (trains, read the advice) or ``FAIL`` (fix before training), each
-problem with its numbers and what to change, from the simulations of ``trials.py``. The thresholds are the
-constants below; ``tools/check_robot.py`` is the command.
+problem with its numbers and what to change (``advice.py``), from the simulations of ``trials.py``, ``servo.py``
+and ``rollouts.py``. ``tools/check_robot.py`` is the command; ``fix.py`` searches settings that pass it.
 """
 
 from __future__ import annotations
@@ -14,41 +14,26 @@ import mujoco
 import torch
 
 from envs.registry import TaskSpec
-from envs.robot_check.trials import (ResetSpread, SolverTrial, Standing, StepResponse, quiet_mujoco_warnings,
-                                     solver_trial, standing, step_response)
+from envs.robot_check.advice import (Findings, divergence_finding, file_contact, model_contact, servo_findings,
+                                     standing_findings, stands, supported_note)
+from envs.robot_check.rollouts import ROLLOUTS, ResetSpread, SolverTrial, rate_text, solver_trial, with_solver
+from envs.robot_check.servo import step_response
+from envs.robot_check.text import num, pct
+from envs.robot_check.trials import Standing, is_biped, quiet_mujoco_warnings, standing
 from envs.robots.resolved import ResolvedRobot
 from envs.tasks.locomotion import LocomotionEnv
 from envs.tasks.locomotion_config import LocomotionEnvConfig
 from rl_core.errors import UserError
 
-SAG = 0.8
-"""The base settling below this share of ``base_height`` is a sag (the built-in robots stand at 0.9 to 1.0)."""
-FALL_TILT = 0.5
-"""A tilt above this (rad) while standing is a fall."""
-CONTACT_SHARE = 0.05
-"""A non-foot body touching the floor more than this share of the standing steps fires."""
-LIMIT_SHARE = 0.5
-"""A joint at its limit more than this share of the last second is pinned there."""
-SATURATION_SHARE = 0.1
-"""A servo saturated more than this share of the last second cannot hold the pose."""
-OVERSHOOT = 0.5
-"""Step-response overshoot above this share of the step: underdamped."""
-STEADY_STATE = 0.5
-"""Step-response error above this share of the step after 0.5 s: the gain is low for the leg's own weight."""
-UNSTABLE = 1.0
-"""Step-response overshoot or error above this share of the step: the servo itself is unstable (explicit
-damping too strong for the joint's inertia at this timestep)."""
-STILL_MOVING = 1.0
-"""A joint still moving faster than this (rad/s) at the end of the step response oscillates: unstable too (its
-force limit bounds the oscillation, so the overshoot and error alone can look moderate)."""
-RISE_TIME = 0.15
-"""Step-response rise time above this (s): slow for a 50 Hz policy."""
-RANDOM_ROLLOUTS = 16
-"""Rollouts of 2 s of random actions with pushes per solver setting (``trials.solver_trial``)."""
+RANDOM_ROLLOUTS = ROLLOUTS
+"""Rollouts of 2 s of random actions with pushes under the task's solver settings (``rollouts.solver_trial``)."""
+SCREEN_ROLLOUTS = 128
+"""Rollouts per setting of the solver search before the cheapest passing ones are run with RANDOM_ROLLOUTS."""
 SPEED_TIE = 0.05
-"""Solver settings within this share of the fastest stable one count as as fast (the cheaper one is named)."""
-SOLVER_GRID = ((2, 4, "pyramidal"), (4, 6, "pyramidal"), (8, 10, "pyramidal"),
-               (20, 20, "pyramidal"), (100, 50, "pyramidal"), (4, 6, "elliptic"), (100, 50, "elliptic"))
+"""Solver settings within this share of the fastest passing one count as as fast (the cheaper one is named)."""
+SOLVER_GRID = ((2, 4, "pyramidal"), (4, 6, "pyramidal"), (8, 10, "pyramidal"), (20, 20, "pyramidal"),
+               (100, 50, "pyramidal"), (4, 6, "elliptic"), (8, 10, "elliptic"), (20, 20, "elliptic"),
+               (50, 50, "elliptic"), (100, 50, "elliptic"))
 """(iterations, ls_iterations, cone) tried by ``--solver``, cheapest first (100 / 50: MuJoCo's defaults). The
 solver stops early once converged, so the cap matters on hard contacts: the steps/s tell."""
 
@@ -71,145 +56,132 @@ def robot_of(task: TaskSpec) -> ResolvedRobot:
     return env.robot
 
 
-def check(task: TaskSpec, solver: bool = False, seconds: float = 4.0) -> dict[str, Any]:
+def spread_of(cfg: LocomotionEnvConfig) -> ResetSpread:
+    rnd = cfg.randomization
+    return ResetSpread(rnd.init_joint_scale, rnd.init_base_vel)
+
+
+def check(task: TaskSpec, solver: bool = False, seconds: float = 4.0,
+          rollouts: int = RANDOM_ROLLOUTS) -> dict[str, Any]:
     """Run the check on the task's robot; the report as a JSON-ready dict (``verdict``, ``problems``, ``advice``,
-    ``solver_advice`` and the numbers)."""
-    with quiet_mujoco_warnings():
-        return _check(task, solver, seconds)
-
-
-def _check(task: TaskSpec, solver: bool, seconds: float) -> dict[str, Any]:
+    ``notes``, ``solver_advice`` and the numbers)."""
     t0 = time.perf_counter()
-    robot = robot_of(task)
-    rnd = env_config(task).randomization
-    spread = ResetSpread(rnd.init_joint_scale, rnd.init_base_vel)
+    with quiet_mujoco_warnings():
+        robot = robot_of(task)
+        report = evaluate(robot, spread_of(env_config(task)), seconds, rollouts)
+        if solver:
+            solver_search(robot, report, spread_of(env_config(task)), seconds)
+    report["task"] = task.name
+    report["seconds"] = round(time.perf_counter() - t0, 1)
+    return report
+
+
+def judged_standing(robot: ResolvedRobot, seconds: float, model: mujoco.MjModel | None = None
+                    ) -> tuple[Standing, Standing]:
+    """(the standing trial judged, the free one): a biped that does not stand on its own is judged supported."""
+    free = standing(robot, seconds, model=model)
+    if is_biped(robot) and not stands(free, robot):
+        return standing(robot, seconds, supported=True, model=model), free
+    return free, free
+
+
+def evaluate(robot: ResolvedRobot, spread: ResetSpread, seconds: float = 4.0, rollouts: int = RANDOM_ROLLOUTS,
+             own: SolverTrial | None = None) -> dict[str, Any]:
+    """The whole check on a resolved robot (no task needed): standing, step responses, random actions (``own``:
+    the random-action trial of the robot's solver settings, already run)."""
     opt = robot.model.opt
-    cone = "elliptic" if opt.cone == mujoco.mjtCone.mjCONE_ELLIPTIC else "pyramidal"
-    stand = standing(robot, seconds)
+    now = model_contact(robot.model)
+    stand, free = judged_standing(robot, seconds)
     steps = step_response(robot)
-    own = solver_trial(robot, opt.iterations, opt.ls_iterations, cone, RANDOM_ROLLOUTS, repeats=1,
-                       spread=spread)
-    problems: list[str] = []
-    advice: list[str] = []
-    unstable = _servo_findings(steps, opt.timestep, opt.integrator == mujoco.mjtIntegrator.mjINT_EULER, problems,
-                               advice)
-    _standing_findings(robot, stand, steps, unstable, problems, advice)
-    if own.diverged > 0.0:
-        problems.append(f"{100 * own.diverged:.0f}% of the rollouts with random actions and pushes diverge with the "
-                        f"task's solver settings ({opt.iterations} / {opt.ls_iterations} iterations, {cone}): raise "
-                        f"the iterations (SimOverrides or env.solver_iterations / env.ls_iterations), lower the "
-                        f"timestep ({opt.timestep:g} s), add armature, lower kp / kd")
-    trials = [solver_trial(robot, it, ls, c, RANDOM_ROLLOUTS, spread=spread) for it, ls, c in SOLVER_GRID
-              ] if solver else []
-    solver_advice = _cheapest(trials, problems) if solver else ""
+    if own is None:
+        own = solver_trial(robot, opt.iterations, opt.ls_iterations, now.cone, rollouts, spread=spread)
+    f = Findings()
+    bad = servo_findings(steps, opt.timestep, opt.integrator == mujoco.mjtIntegrator.mjINT_EULER, f)
+    standing_findings(robot, stand, steps, bad, (now, file_contact(robot)), f)
+    if stand.supported and stands(stand, robot):
+        f.notes.append(supported_note(free))
+    divergence_finding(own, opt, f)
     return {
-        "task": task.name, "robot": robot.spec.name, "verdict": "FAIL" if problems else "WARN" if advice else "OK",
-        "problems": problems, "advice": advice, "solver_advice": solver_advice,
+        "task": "", "robot": robot.spec.name, "verdict": "FAIL" if f.problems else "WARN" if f.advice else "OK",
+        "problems": f.problems, "advice": f.advice, "notes": f.notes, "solver_advice": "",
         "solver": {"timestep": opt.timestep, "iterations": opt.iterations, "ls_iterations": opt.ls_iterations,
-                   "cone": cone, "random_actions": dataclasses.asdict(own), "reset_spread": dataclasses.asdict(spread)},
-        "standing": dataclasses.asdict(stand), "step_response": [dataclasses.asdict(s) for s in steps],
-        "solver_trials": [dataclasses.asdict(t) for t in trials], "seconds": round(time.perf_counter() - t0, 1),
+                   "cone": now.cone, "impratio": now.impratio, "random_actions": dataclasses.asdict(own),
+                   "reset_spread": dataclasses.asdict(spread)},
+        "standing": dataclasses.asdict(stand), "standing_free": dataclasses.asdict(free),
+        "step_response": [dataclasses.asdict(s) for s in steps], "solver_trials": [],
     }
 
 
-def _servo_findings(steps: list[StepResponse], timestep: float, euler: bool, problems: list[str],
-                    advice: list[str]) -> list[StepResponse]:
-    """Problems / advice from the step responses; returns the unstable groups."""
-    unstable = [s for s in steps
-                if s.overshoot > UNSTABLE or s.steady_state_error > UNSTABLE or s.final_speed > STILL_MOVING]
-    for s in steps:
-        if s in unstable:
-            fix = ("SimOverrides(integrator='implicitfast') (MuJoCo's default Euler applies kd explicitly), "
-                   if euler else "")
-            problems.append(f"{s.group}: the servo is unstable (step response overshoot {100 * s.overshoot:.0f}%, "
-                            f"{100 * s.steady_state_error:.0f}% of the step off after 0.5 s, still moving at "
-                            f"{s.final_speed:.1f} rad/s): {fix}lower kd (now {s.kd:g}) or kp (now {s.kp:g}), add "
-                            f"armature, or lower the timestep ({timestep:g} s)")
-            continue
-        if s.overshoot > OVERSHOOT:
-            advice.append(f"{s.group}: step response overshoots by {100 * s.overshoot:.0f}%: raise kd (now "
-                          f"{s.kd:g}) or add armature")
-        if s.steady_state_error > STEADY_STATE:
-            advice.append(f"{s.group}: {100 * s.steady_state_error:.0f}% of the step left after 0.5 s: raise kp "
-                          f"(now {s.kp:g})")
-        elif s.rise_time > RISE_TIME:
-            advice.append(f"{s.group}: rise time {s.rise_time:.3f} s: raise kp (now {s.kp:g}) or lower kd "
-                          f"(now {s.kd:g})")
-    return unstable
+def passes(robot: ResolvedRobot, model: mujoco.MjModel, trial: SolverTrial, seconds: float) -> bool:
+    """A solver setting passes when its rollouts stay under the divergence rate and the robot stands (or, a
+    biped, holds its pose supported) with it."""
+    from envs.robot_check.advice import DIVERGENCE_RATE
+
+    return trial.rate <= DIVERGENCE_RATE and stands(judged_standing(robot, seconds, model)[0], robot)
 
 
-def _standing_findings(robot: ResolvedRobot, stand: Standing, steps: list[StepResponse],
-                       unstable: list[StepResponse], problems: list[str], advice: list[str]) -> None:
-    """Problems / advice from standing still: divergence, a fall, a sag, contacts, limits, saturation."""
-    opt, target = robot.model.opt, robot.spec.base_height
-    if stand.diverged_at is not None:
-        problems.append(f"the simulation diverges at {stand.diverged_at:.2f} s standing still: " + (
-            "fix the unstable servos first" if unstable else f"raise the solver iterations (now {opt.iterations} / "
-            f"{opt.ls_iterations}), lower the timestep ({opt.timestep:g} s), add armature or lower kd"))
-        return
-    gains = ", ".join(f"{s.group}: kp {s.kp:g} / kd {s.kd:g}" for s in steps)
-    fix = "fix the unstable servos first" if unstable else f"raise kp ({gains}) or lower base_height"
-    ratio = stand.base_height / target
-    fired = [b for b, share in stand.contacts.items() if share > CONTACT_SHARE]
-    fired_text = "; " + ", ".join(fired) + " contacts fire" if fired else ""
-    if stand.tilt > FALL_TILT:
-        problems.append(f"falls over standing still (tilt {math.degrees(stand.tilt):.0f} deg, base at "
-                        f"{stand.base_height:.2f} m){fired_text}: raise kp / kd ({gains}), check default_pose (is "
-                        f"it balanced over the feet?)")
-    elif ratio < SAG:
-        problems.append(f"base settles at {stand.base_height:.2f} m of {target:.2f} m ({100 * ratio:.0f}%)"
-                        f"{fired_text}: {fix}")
-    elif fired:
-        problems.append(f"{', '.join(fired)} contacts fire standing still (base at {stand.base_height:.2f} m of "
-                        f"{target:.2f} m): check default_pose and foot_geoms / foot_bodies")
-    elif ratio > 1.02:
-        advice.append(f"base settles at {stand.base_height:.2f} m, above base_height {target:.2f} m: the reset "
-                      f"puts the feet into the floor; raise base_height")
-    pinned = [j for j, share in stand.at_limit.items() if share > LIMIT_SHARE]
-    if pinned:
-        advice.append(f"joints at their limit standing still: {', '.join(pinned)}: check default_pose against the "
-                      f"joint ranges")
-    saturated = [j for j, share in stand.saturation.items() if share > SATURATION_SHARE]
-    if saturated and not unstable:
-        problems.append(f"servos at their effort limit standing still: {', '.join(saturated)}: raise effort_limit "
-                        f"or lower the robot's load (base_height, default_pose)")
-
-
-def _cheapest(trials: list[SolverTrial], problems: list[str]) -> str:
-    """The cheapest setting without divergence, as a line (a problem when every setting diverges)."""
-    stable = [t for t in trials if t.diverged == 0.0]
-    if not stable:
-        problems.append("every solver setting tried diverges under random actions and pushes: lower the timestep, "
-                        "add armature, lower kp / kd")
-        return ""
-    fastest = max(t.steps_per_s for t in stable)
-    best = next(t for t in stable if t.steps_per_s >= (1.0 - SPEED_TIE) * fastest)  # the grid is cheapest first
-    return (f"cheapest stable solver: SimOverrides(iterations={best.iterations}, ls_iterations={best.ls_iterations}, "
-            f"cone={best.cone!r}) at {best.steps_per_s} physics steps/s (one thread, CPU time)")
+def solver_search(robot: ResolvedRobot, report: dict[str, Any], spread: ResetSpread, seconds: float) -> None:
+    """Each setting of SOLVER_GRID judged by the whole check (standing and SCREEN_ROLLOUTS random rollouts); the
+    cheapest passing ones in turn run RANDOM_ROLLOUTS until one passes: it is named (information, not part of
+    the verdict). Adds ``solver_trials`` and ``solver_advice`` to ``report``."""
+    impratio = float(robot.model.opt.impratio)
+    rows: list[tuple[SolverTrial, bool]] = []
+    for it, ls, cone in SOLVER_GRID:
+        m = with_solver(robot.model, it, ls, cone)
+        trial = solver_trial(robot, it, ls, cone, SCREEN_ROLLOUTS, spread=spread)
+        rows.append((trial, passes(robot, m, trial, seconds)))
+    report["solver_trials"] = [dict(dataclasses.asdict(t), standing_ok=ok) for t, ok in rows]
+    ok = [t for t, good in rows if good]
+    fastest = max((t.steps_per_s for t in ok), default=0.0)
+    order = [t for t in ok if t.steps_per_s >= (1.0 - SPEED_TIE) * fastest] + [t for t in ok]
+    for t in dict.fromkeys(order):
+        full = solver_trial(robot, t.iterations, t.ls_iterations, t.cone, RANDOM_ROLLOUTS, spread=spread)
+        if passes(robot, with_solver(robot.model, t.iterations, t.ls_iterations, t.cone), full, seconds):
+            report["solver_advice"] = (
+                f"cheapest solver that passes the check: SimOverrides(iterations={t.iterations}, "
+                f"ls_iterations={t.ls_iterations}, cone={t.cone!r}) at {num(t.steps_per_s)} physics steps/s (CPU "
+                f"time), impratio {num(impratio)}; {full.rollouts} rollouts, {rate_text(full.rate)} diverged per step")
+            return
+    report["problems"].append("no solver setting tried passes the check (standing, and random actions and pushes "
+                              "without divergence): lower the timestep, add armature, lower kp / kd")
+    report["verdict"] = "FAIL"
 
 
 def render(report: dict[str, Any]) -> str:
     """The report as a few lines for the console."""
     s = report["standing"]
     lines = [f"robot check of {report['task']} ({report['robot']}): {report['verdict']}"]
-    div = "" if s["diverged_at"] is None else f", DIVERGED at {s['diverged_at']:.2f} s"
-    lines.append(f"  standing {s['seconds']:g} s: base {s['base_height']:.3f} m, tilt "
-                 f"{math.degrees(s['tilt']) if s['tilt'] == s['tilt'] else float('nan'):.1f} deg, non-foot contacts "
-                 f"{', '.join(f'{b} {100 * v:.0f}%' for b, v in s['contacts'].items()) or 'none'}{div}")
+    lines.append(_standing_line(s, "standing, base supported," if s.get("supported") else "standing"))
+    if s.get("supported"):
+        lines.append(_standing_line(report["standing_free"], "standing on its own"))
     sv = report["solver"]
+    ra = sv["random_actions"]
     lines.append(f"  random actions with pushes from the task's resets, the task's solver ({sv['iterations']} / "
-                 f"{sv['ls_iterations']} "
-                 f"iterations, {sv['cone']}, timestep {sv['timestep']:g} s): diverged "
-                 f"{100 * sv['random_actions']['diverged']:.0f}% of {RANDOM_ROLLOUTS} rollouts")
+                 f"{sv['ls_iterations']} iterations, {sv['cone']}, impratio {num(sv.get('impratio', 0.0))}, "
+                 f"timestep {num(sv['timestep'])} s): diverged {round(ra['diverged'] * ra['rollouts'])} of "
+                 f"{ra['rollouts']} rollouts ({rate_text(ra['rate'])} per step)")
     for r in report["step_response"]:
-        lines.append(f"  step {r['group']} (kp {r['kp']:g}, kd {r['kd']:g}, {r['step']:.2f} rad): rise "
-                     f"{r['rise_time']:.3f} s, overshoot {100 * r['overshoot']:.0f}%, error after 0.5 s "
-                     f"{100 * r['steady_state_error']:.0f}%")
+        cut = " (cut to the joint's range)" if r.get("step_limited") else ""
+        lines.append(f"  step {r['group']} (kp {num(r['kp'])}, kd {num(r['kd'])}, damping ratio "
+                     f"{num(r.get('damping_ratio', 0.0))}, {num(r['step'])} rad{cut}): rise {num(r['rise_time'])} s, "
+                     f"overshoot {pct(r['overshoot'])}, error after 0.5 s {pct(r['steady_state_error'])}")
     for t in report["solver_trials"]:
         lines.append(f"  solver {t['iterations']}/{t['ls_iterations']} {t['cone']}: diverged "
-                     f"{100 * t['diverged']:.0f}%, {t['steps_per_s']} physics steps/s")
+                     f"{round(t['diverged'] * t['rollouts'])} of {t['rollouts']}, standing "
+                     f"{'ok' if t['standing_ok'] else 'FAIL'}, {num(t['steps_per_s'])} physics steps/s")
     lines += [f"  problem: {p}" for p in report["problems"]] + [f"  advice: {a}" for a in report["advice"]]
+    lines += [f"  note: {n}" for n in report.get("notes", [])]
     if report["solver_advice"]:
         lines.append(f"  {report['solver_advice']}")
-    lines.append(f"  ({report['seconds']:g} s)")
+    lines.append(f"  ({num(report['seconds'])} s)")
     return "\n".join(lines)
+
+
+def _standing_line(s: dict[str, Any], how: str) -> str:
+    div = "" if s["diverged_at"] is None else f", DIVERGED at {num(s['diverged_at'])} s"
+    tilt = math.degrees(s["tilt"]) if s["tilt"] == s["tilt"] else float("nan")
+    drift = max(s.get("foot_drift", {}).values(), default=0.0)
+    far = ", ".join(f"{j} {num(e)}" for j, e in s.get("pose_error", {}).items())
+    return (f"  {how} {num(s['seconds'])} s: base {num(s['base_height'])} m, tilt {num(tilt)} deg, non-foot contacts "
+            f"{', '.join(f'{b} {pct(v)}' for b, v in s['contacts'].items()) or 'none'}, foot drift up to "
+            f"{num(drift)} m, furthest from pose (rad): {far or '-'}{div}")
