@@ -4,14 +4,16 @@
    and the step responses at a converged solver (100 / 50): an undamped or overshooting servo gets the kd of
    TARGET_DAMPING; a sag or a fall raises kp by KP_STEP (kd in proportion) of the groups whose joints are furthest
    from their pose, to at least KP_PER_EFFORT[0] and never above KP_PER_EFFORT[1] x the group's effort limit;
-   feet sliding under contact settings other than the robot file's get the file's back. A file's own servos
+   feet sliding under contact settings other than the robot file's get the file's back; once it stands, a slow or
+   short step response (the check's advice) raises that group's kp within the bounds. A file's own servos
    (``actuators="file"``) become actuator groups only when a gain has to change.
-2. Solver settings, cheapest first: the iterations of ITERATION_LADDER, at each the spec's cone then the other one
-   (a pyramidal cone costs less per iteration), at the spec's impratio (the robot file's, unless the spec or step
-   1 changed it; then the file's after it); each candidate judged by the whole check (standing, SCREEN_ROLLOUTS
-   random rollouts, then ROLLOUTS: a divergence rate of 1e-5 per step is seen). The first that passes is taken.
+2. Solver settings, cheapest first: the iterations of ITERATION_LADDER, at each the pyramidal cone then the
+   elliptic one (a pyramidal cone costs less per iteration), at the spec's impratio (the robot file's, unless the
+   spec or step 1 changed it; then the file's after it); each candidate judged by the whole check (standing,
+   SCREEN_ROLLOUTS random rollouts, then ROLLOUTS: a divergence rate of 1e-5 per step is seen). The first that
+   passes is taken.
 
-The result is a RobotSpec; ``spec_edit.py`` turns it into a diff of the robot file.
+The result is a RobotSpec; ``envs/robots/spec_source.py`` turns it into a diff of the robot file.
 """
 
 from __future__ import annotations
@@ -25,8 +27,8 @@ from typing import Any
 
 import mujoco
 
-from envs.robot_check.advice import (DIVERGENCE_RATE, OVERSHOOT, TARGET_DAMPING, Contact, Findings, file_contact,
-                                     model_contact, servo_findings, sliding, stands)
+from envs.robot_check.advice import (DIVERGENCE_RATE, OVERSHOOT, RISE_TIME, STEADY_STATE, TARGET_DAMPING, Contact,
+                                     Findings, file_contact, model_contact, servo_findings, sliding, stands)
 from envs.robot_check.rollouts import ROLLOUTS, ResetSpread, SolverTrial, solver_trial
 from envs.robot_check.servo import StepResponse, step_response
 from envs.robot_check.text import num
@@ -145,8 +147,10 @@ def _adjust(spec: RobotSpec, robot: ResolvedRobot, stand: Standing, steps: list[
     loose = [s for s in steps if s in bad or s.overshoot > OVERSHOOT]
     if loose:
         return _damp(spec, robot, loose, euler, out)
-    if stand.diverged_at is not None or stands(stand, robot):
+    if stand.diverged_at is not None:
         return None
+    if stands(stand, robot):
+        return _quicken(spec, robot, steps, out)
     now, file = model_contact(robot.model), file_contact(robot)
     if sliding(stand) and not stand.supported and now != file:
         out.changes.append(f"contact settings: the robot file's ({file.text()}) instead of {now.text()}: the feet "
@@ -206,19 +210,37 @@ def _stiffen(spec: RobotSpec, robot: ResolvedRobot, stand: Standing, steps: list
     return dataclasses.replace(spec, actuators=tuple(groups))
 
 
+def _quicken(spec: RobotSpec, robot: ResolvedRobot, steps: list[StepResponse], out: FixResult) -> RobotSpec | None:
+    """kp x KP_STEP (kd x its square root) for the groups whose step response is slow or falls short (the check's
+    advice), within the bounds."""
+    groups = list(as_groups(spec, robot))
+    raised = []
+    for s in steps:
+        if not (s.steady_state_error > STEADY_STATE or (s.rise_time > RISE_TIME and not s.step_limited)):
+            continue
+        k = _group_index(tuple(groups), s.joints[0])
+        g = groups[k]
+        low, high = effort_bounds(g.effort_limit, g.kp)
+        if k in raised or g.kp >= high * 0.999:
+            continue
+        kp = min(max(g.kp * KP_STEP, low), high)
+        groups[k] = dataclasses.replace(g, kp=_round(kp), kd=_round(g.kd * math.sqrt(kp / g.kp)))
+        raised.append(k)
+        out.changes.append(f"{g.joints}: kp {num(g.kp)} -> {num(groups[k].kp)}, kd {num(g.kd)} -> "
+                           f"{num(groups[k].kd)} (step response: rise {num(s.rise_time)} s, "
+                           f"{num(100 * s.steady_state_error)}% left after 0.5 s)")
+    return dataclasses.replace(spec, actuators=tuple(groups)) if raised else None
+
+
 def _round(x: float) -> float:
     """Three significant digits (what the spec file shows)."""
     return float(f"{x:.3g}")
 
 
 def _contacts(robot: ResolvedRobot) -> list[Contact]:
-    """The spec's contact settings and the other cone at its impratio; then the robot file's, and its other cone."""
+    """At the spec's impratio, then at the robot file's: the pyramidal cone, then the elliptic one."""
     now, file = model_contact(robot.model), file_contact(robot)
-
-    def other(c: Contact) -> Contact:
-        return Contact("pyramidal" if c.cone == "elliptic" else "elliptic", c.impratio)
-
-    return list(dict.fromkeys([now, other(now), file, other(file)]))
+    return list(dict.fromkeys(Contact(cone, c.impratio) for c in (now, file) for cone in ("pyramidal", "elliptic")))
 
 
 def _solver(spec: RobotSpec, collisions: str, spread: ResetSpread, seconds: float, out: FixResult,
@@ -228,6 +250,7 @@ def _solver(spec: RobotSpec, collisions: str, spread: ResetSpread, seconds: floa
     file = file_contact(robot)
     contacts = _contacts(robot)
     tiers = [contacts[:2], contacts[2:]]
+    own = model_contact(robot.model)
     for it, ls, contact in [(it, ls, c) for tier in tiers for it, ls in ITERATION_LADDER for c in tier]:
         cand = _with_solver(spec, it, ls, contact, file)
         rb = build(cand, collisions)
@@ -244,7 +267,7 @@ def _solver(spec: RobotSpec, collisions: str, spread: ResetSpread, seconds: floa
         out.log.append(f"{what}: {round(trial.diverged * trial.rollouts)} of {trial.rollouts} rollouts diverge, "
                        f"{num(trial.steps_per_s)} steps/s")
         if trial.rate <= DIVERGENCE_RATE:
-            if (it, ls) == (robot.model.opt.iterations, robot.model.opt.ls_iterations) and contact == contacts[0]:
+            if (it, ls) == (robot.model.opt.iterations, robot.model.opt.ls_iterations) and contact == own:
                 return spec, trial  # the spec's own settings: nothing to change
             out.changes.append(f"solver: {what} (the cheapest that passes the check)")
             return cand, trial
