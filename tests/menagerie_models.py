@@ -66,3 +66,9 @@ def menagerie_root(directory: Path) -> Path:
         folder.mkdir(parents=True, exist_ok=True)
         (folder / file).write_text(text())
     return directory
+
+
+if __name__ == "__main__":  # python -m tests.menagerie_models DIR: the folder MENAGERIE_ROOT=DIR serves
+    import sys
+
+    print(menagerie_root(Path(sys.argv[1])))
