@@ -158,7 +158,7 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return 0
     if args.check:
         from configs.catalog import get_task
-        from apps.robot_check.verdict import check, render
+        from envs.robot_check.verdict import check, render
 
         report = check(get_task(args.task or "CartPole-v1"))
         print(render(report))

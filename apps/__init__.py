@@ -2,7 +2,6 @@
 ``configs`` (nothing below imports them).
 
     web/              play.py --web: the policy live in a browser (viser), sliders and plots
-    robot_check/      python -m tools.check_robot: a robot's standing, step responses, divergence, solver settings
     video.py          offscreen video and the gait plot of one simulated robot (play.py --video)
     recorders.py      what play.py attaches to an evaluation: a video or MuJoCo's interactive viewer
     adapters/         our tasks under other trainers (rsl_rl's OnPolicyRunner)

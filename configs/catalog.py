@@ -12,6 +12,7 @@ import configs  # noqa: F401  (registers the built-in tasks)
 from configs.atari_tasks import atari_task
 from configs.gym_tasks import generic_gym_task
 from envs.registry import TaskSpec, is_file_task, load_file_task, registered_so_far
+from envs.robots.menagerie import is_menagerie
 from contract.errors import UserError
 
 
@@ -27,6 +28,10 @@ def get_task(name: str) -> TaskSpec:
         return tasks[name]
     if is_file_task(name):
         return load_file_task(name)
+    if is_menagerie(name):
+        from configs.menagerie import menagerie_task
+
+        return menagerie_task(name)
     import gymnasium as gym
 
     from envs.atari_wrappers import is_atari_id

@@ -61,6 +61,13 @@ def register(spec: TaskSpec) -> TaskSpec:
     return spec
 
 
+def remember(spec: TaskSpec) -> TaskSpec:
+    """Register a task resolved from its name (a user file's ``path.py:attr``, ``menagerie:NAME``), replacing an
+    earlier resolution of the same name."""
+    _REGISTRY[spec.name] = spec
+    return spec
+
+
 def registered_so_far() -> dict[str, TaskSpec]:
     """The tasks registered until now (the built-in ones once ``configs`` is imported: ``configs.catalog``)."""
     return dict(_REGISTRY)

@@ -11,10 +11,12 @@ from pathlib import Path
 import pytest
 
 from configs.catalog import get_task
-from apps.robot_check import verdict
+from envs.robot_check import advice, verdict
 from contract.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[1]
+FEW = 128
+"""Random rollouts of the checks whose subject is not a rare divergence (the tool runs 1024)."""
 
 WEAK_FILE = '''import dataclasses
 from configs.locomotion import flat_task
@@ -50,22 +52,22 @@ def test_the_built_in_quadruped_is_ok(tmp_path):
     assert report["standing"]["diverged_at"] is None
     assert [r["group"] for r in report["step_response"]] == [".*_(hip|thigh)_joint", ".*_calf_joint"]
     for r in report["step_response"]:
-        assert 0.0 < r["rise_time"] < verdict.RISE_TIME and r["steady_state_error"] < 0.1
+        assert 0.0 < r["rise_time"] < advice.RISE_TIME and r["steady_state_error"] < 0.1
     assert report["seconds"] < 60
 
 
 def test_a_weak_quadruped_sags_and_is_told_to_raise_kp(tmp_path):
-    report = verdict.check(get_task(_file_task(tmp_path, WEAK_FILE)))
+    report = verdict.check(get_task(_file_task(tmp_path, WEAK_FILE)), rollouts=FEW)
     assert report["verdict"] == "FAIL"
     (problem,) = report["problems"]
-    assert "base settles at 0.1" in problem and "of 0.30 m" in problem and "raise kp" in problem, problem
+    assert "base settles at 0.1" in problem and "of 0.3 m" in problem and "raise kp" in problem, problem
     assert "FL_calf, FR_calf, RL_calf, RR_calf contacts fire" in problem, problem
     assert "problem: base settles at" in verdict.render(report)
 
 
 def test_an_unstable_servo_is_named_instead_of_asking_for_more_kp(tmp_path):
     stiff = WEAK_FILE.replace("kp=5.0, kd=0.2", "kp=20.0, kd=20.0")  # kd x dt / inertia >> 2: Euler blows up
-    report = verdict.check(get_task(_file_task(tmp_path, stiff)))
+    report = verdict.check(get_task(_file_task(tmp_path, stiff)), rollouts=FEW)
     assert report["verdict"] == "FAIL"
     assert any("the servo is unstable" in p and "lower kd (now 20)" in p for p in report["problems"]), report
     assert not any("raise kp" in p for p in report["problems"]), report
@@ -85,32 +87,32 @@ def test_a_servo_that_keeps_oscillating_is_unstable_and_implicitfast_is_named(tm
     """h1_like's file sets no integrator: under MuJoCo's Euler its ankles (kd 6 on little inertia, 45 N m) end
     the step response in a force-limited oscillation (overshoot and error moderate, the joint still moving fast);
     the check calls it unstable and names the implicit integrator, which its robot file sets."""
-    report = verdict.check(get_task(_file_task(tmp_path, H1_EULER)))
+    report = verdict.check(get_task(_file_task(tmp_path, H1_EULER)), rollouts=FEW)
     assert report["verdict"] == "FAIL"
     ankles = next(r for r in report["step_response"] if "ankle" in r["group"])
-    assert ankles["final_speed"] > verdict.STILL_MOVING and ankles["overshoot"] < verdict.UNSTABLE, ankles
+    assert ankles["final_speed"] > advice.STILL_MOVING and ankles["overshoot"] < advice.UNSTABLE, ankles
     (problem,) = report["problems"]
     assert "ankle" in problem and "the servo is unstable" in problem, problem
     assert "SimOverrides(integrator='implicitfast')" in problem, problem
-    fixed = verdict.check(get_task(str(ROOT / "examples" / "h1_like" / "h1_like.py") + ":flat"))
+    fixed = verdict.check(get_task(str(ROOT / "examples" / "h1_like" / "h1_like.py") + ":flat"), rollouts=FEW)
     assert fixed["verdict"] == "OK", fixed["problems"]
-    assert all(r["final_speed"] < verdict.STILL_MOVING for r in fixed["step_response"])
+    assert all(r["final_speed"] < advice.STILL_MOVING for r in fixed["step_response"])
 
 
 def test_a_simulation_that_blows_up_fails_with_where_and_why(tmp_path):
     blows_up = WEAK_FILE.replace("kp=5.0, kd=0.2, effort_limit=23.7", "kp=20.0, kd=20.0, effort_limit=1e6").replace(
         "kp=5.0, kd=0.2, effort_limit=35.55", "kp=20.0, kd=20.0, effort_limit=1e6")  # unbounded unstable servos
-    report = verdict.check(get_task(_file_task(tmp_path, blows_up)))
+    report = verdict.check(get_task(_file_task(tmp_path, blows_up)), rollouts=FEW)
     assert report["verdict"] == "FAIL" and report["standing"]["diverged_at"] is not None
     assert report["solver"]["random_actions"]["diverged"] == 1.0
-    assert any("diverge with the task's solver settings (4 / 6 iterations, pyramidal)" in p for p in report["problems"])
+    assert any("diverge with the task's solver settings (4 / 6 iterations, pyramidal;" in p for p in report["problems"])
     assert all(r["overshoot"] <= 99.0 for r in report["step_response"])
 
 
 def test_a_robot_with_its_files_own_actuators(tmp_path):
     own = ("import dataclasses\nfrom configs.locomotion import flat_task\nfrom envs.robots.quadruped import QUADRUPED\n"
            "flat = flat_task('own', dataclasses.replace(QUADRUPED, name='own', actuators='file'))\n")
-    report = verdict.check(get_task(_file_task(tmp_path, own)))
+    report = verdict.check(get_task(_file_task(tmp_path, own)), rollouts=FEW)
     assert report["verdict"] == "OK", report
     # the file's actuators grouped by their gains and limits
     assert [r["group"] for r in report["step_response"]] == ["kp 20 kd 0.5 limit 23.7", "kp 20 kd 0.5 limit 35.55"]
@@ -128,8 +130,9 @@ def test_train_check_runs_the_robot_check(tmp_path, capsys):
 def test_the_solver_search_recommends_a_stable_setting():
     report = verdict.check(get_task("quadruped-flat"), solver=True)
     assert len(report["solver_trials"]) == len(verdict.SOLVER_GRID)
-    assert all(t["diverged"] == 0.0 and t["steps_per_s"] > 0 for t in report["solver_trials"])
-    assert report["solver_advice"].startswith("cheapest stable solver: SimOverrides(iterations=")
+    pyramidal = [t for t in report["solver_trials"] if t["cone"] == "pyramidal"]
+    assert all(t["diverged"] == 0.0 and t["steps_per_s"] > 0 for t in pyramidal)
+    assert report["solver_advice"].startswith("cheapest solver that passes the check: SimOverrides(iterations=")
     assert report["verdict"] == "OK"  # the solver's advice is information
 
 

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from configs.catalog import get_task
-from apps.robot_check import verdict
+from envs.robot_check import verdict
 from envs.robots.sides import twins
 from envs.tasks.locomotion import LocomotionEnv
 from rl_core.env_api import Symmetric
@@ -113,18 +113,19 @@ def test_the_checks_solver_trials_start_from_the_tasks_resets(capfd):
     """go_like at 4 / 6 iterations is stable standing still but diverges from the task's reset spread (joints at
     0.5-1.5 x the default pose): the check's solver trials now start there, so they no longer call 4 / 6 stable.
     The divergence it provokes prints none of MuJoCo's warnings inside the check."""
-    from apps.robot_check.trials import ResetSpread, quiet_mujoco_warnings, solver_trial
+    from envs.robot_check.rollouts import ResetSpread, solver_trial
+    from envs.robot_check.trials import quiet_mujoco_warnings
 
     task = get_task(GO_LIKE)
     robot = verdict.robot_of(task)
     rnd = verdict.env_config(task).randomization
     spread = ResetSpread(rnd.init_joint_scale, rnd.init_base_vel)
-    assert solver_trial(robot, 4, 6, "pyramidal", repeats=1).diverged == 0.0
+    assert solver_trial(robot, 4, 6, "pyramidal", rollouts=16).diverged == 0.0
     with quiet_mujoco_warnings():
-        assert solver_trial(robot, 4, 6, "pyramidal", repeats=1, spread=spread).diverged > 0.0
-        assert solver_trial(robot, 20, 20, "pyramidal", repeats=1, spread=spread).diverged == 0.0
+        assert solver_trial(robot, 4, 6, "pyramidal", rollouts=16, spread=spread).diverged > 0.0
+        assert solver_trial(robot, 20, 20, "pyramidal", rollouts=16, spread=spread).diverged == 0.0
     assert "WARNING" not in "".join(capfd.readouterr())
-    assert solver_trial(robot, 2, 4, "pyramidal", repeats=1, spread=spread).diverged > 0.0
+    assert solver_trial(robot, 2, 4, "pyramidal", rollouts=16, spread=spread).diverged > 0.0
     assert "Nan, Inf or huge value" in "".join(capfd.readouterr())  # outside the check, MuJoCo prints them
 
 
@@ -150,7 +151,7 @@ def test_the_mirror_comes_from_the_joint_names(task):
 
 @pytest.mark.parametrize("task", EXAMPLES, ids=IDS)
 def test_the_robot_check_calls_it_ok_and_the_env_steps_without_divergence(task, tmp_path):
-    report = verdict.check(get_task(task))
+    report = verdict.check(get_task(task), rollouts=256)
     assert report["verdict"] in ("OK", "WARN"), verdict.render(report)
     assert not report["problems"], report["problems"]
     assert report["standing"]["diverged_at"] is None and report["standing"]["contacts"] == {}

@@ -3,8 +3,9 @@
     python -m tools.check_robot path/to/my_robot.py:flat          # a robot file's task
     python -m tools.check_robot --task quadruped-flat             # a registered task
     python -m tools.check_robot examples/my_robot/my_robot.py:flat --solver --json check.json
+    python -m tools.check_robot path/to/my_robot.py:flat --fix [--write]   # settings that pass, as a diff
 
-On native MuJoCo, in the task's own scene (``apps/robot_check/``):
+On native MuJoCo, in the task's own scene (``envs/robot_check/``):
 1. standing: zero actions (servo targets at the default pose) for 4 s after the reset's drop from ``base_height``:
    the base height it settles at, its tilt, which non-foot bodies touch the floor, divergence, joints at their
    limits, servos at their effort limit;
@@ -17,6 +18,10 @@ On native MuJoCo, in the task's own scene (``apps/robot_check/``):
 
 The verdict is ``OK``, ``WARN`` (trains, but look at the advice) or ``FAIL`` (fix before training), each problem
 with its numbers and what to change. Exit status 0 for OK / WARN, 1 for FAIL, 2 for bad input.
+
+``--fix`` searches settings that pass the whole check (``envs/robot_check/fix.py``: gains per actuator group, held
+groups included, within physical bounds; solver iterations and cone, cheapest first) and prints them as a diff of
+the robot file; ``--write`` writes it.
 """
 
 from __future__ import annotations
@@ -24,11 +29,15 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from envs.registry import TaskSpec
 
 
 def main(argv: list[str] | None = None) -> int:
     from configs.catalog import get_task
-    from apps.robot_check.verdict import check, render
+    from envs.robot_check.verdict import check, render
     from contract.errors import OneLineParser, run_reporting_errors
 
     p = OneLineParser(description=__doc__.splitlines()[0])
@@ -36,20 +45,72 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--task", help="a registered locomotion task, e.g. quadruped-flat")
     p.add_argument("--solver", action="store_true", help="also try cheaper solver settings (about 20 s more)")
     p.add_argument("--seconds", type=float, default=4.0, help="standing time (s)")
+    p.add_argument("--rollouts", type=int, default=1024,
+                   help="random-action rollouts of 2 s (1024: a divergence rate of 1e-5 per step shows)")
+    p.add_argument("--fix", action="store_true", help="search settings that pass the check; print the diff")
+    p.add_argument("--write", action="store_true", help="with --fix: write the diff into the robot file")
     p.add_argument("--json", type=Path, help="write the report here")
     p.add_argument("--debug", action="store_true", help="show tracebacks instead of one-line errors")
     args = p.parse_args(argv)
     if bool(args.ref) == bool(args.task):
         p.error("give a robot file's task (path/to/robot.py:flat) or --task NAME, one of them")
 
+    if args.write and not args.fix:
+        p.error("--write needs --fix")
+
     def run() -> int:
-        report = check(get_task(args.ref or args.task), args.solver, args.seconds)
+        if args.fix:
+            report = _fix(get_task(args.ref or args.task), args.seconds, args.write, args.rollouts)
+            if args.json is not None:
+                args.json.write_text(json.dumps(report, indent=1))
+            return 1 if report["verdict"] == "FAIL" else 0
+        report = check(get_task(args.ref or args.task), args.solver, args.seconds, args.rollouts)
         print(render(report))
         if args.json is not None:
             args.json.write_text(json.dumps(report, indent=1))
         return 1 if report["verdict"] == "FAIL" else 0
 
     return run_reporting_errors(run, args.debug)
+
+
+def _fix(task: TaskSpec, seconds: float, write: bool, rollouts: int) -> dict:
+    """Search, print the check of what was found and the diff of the robot file (written with ``write``)."""
+    from envs.robot_check.fix import fix
+    from envs.robot_check.verdict import env_config, render, robot_of, spread_of
+    from envs.robot_check.text import num
+    from envs.robots.spec_source import changed_fields, diff, edited, spec_location, value_source, write_atomic
+    from contract.errors import UserError
+
+    cfg = env_config(task)
+    spec = robot_of(task).spec
+    result = fix(spec, spread_of(cfg), cfg.collisions, seconds, rollouts)
+    report = dict(result.report, task=task.name, seconds=result.seconds, fix_changes=result.changes,
+                  fix_log=result.log)
+    print(render(report))
+    for line in result.changes:
+        print(f"  fix: {line}")
+    print(f"  --fix searched {len(result.log)} candidates in {num(result.seconds)} s")
+    fields = changed_fields(spec, result.spec)
+    if not fields:
+        print("--fix: nothing to change")
+        return report
+    where = spec_location(spec)
+    if where is None:
+        if write:
+            raise UserError(f"--write: no robot file holds the spec of {task.name}; write one with "
+                            f"python -m tools.new_robot ... --out my_robot.py")
+        print("the settings found (no robot file holds this spec):")
+        for name in fields:
+            print(f"    {name}={value_source(getattr(result.spec, name), '    ')},")
+        return report
+    path, var = where
+    before = path.read_text()
+    after = edited(before, var, spec, result.spec, comment="check_robot --fix")
+    print(diff(path, before, after), end="")
+    if write:
+        write_atomic(path, after)
+        print(f"written: {path}")
+    return report
 
 
 if __name__ == "__main__":

@@ -45,7 +45,8 @@ def check_collisions(robot: RobotSpec, collisions: str) -> None:
 def check_spec(robot: RobotSpec) -> None:
     """Every value of ``robot`` that can be checked without its model; raises a one-line UserError."""
     _check_actuators(robot)
-    _number(robot, "action_scale", robot.action_scale, positive=True)
+    _number(robot, "action_scale", robot.action_scale, positive=True, optional=True)
+    _check_scale_given(robot)
     _number(robot, "base_height", robot.base_height, positive=True)
     kinds: tuple[tuple[str, type], ...] = (("held", HeldJoints), ("welded", WeldedJoints),
                                            ("joint_properties", JointProperties))
@@ -73,6 +74,20 @@ def _check_actuators(robot: RobotSpec) -> None:
         if not isinstance(g, ActuatorGroup):
             raise _fail(robot, f"actuators[{k}]", f"{g!r} is not an ActuatorGroup")
         _check_group(robot, f"actuators[{k}] ({g.joints!r})", g)
+
+
+def _check_scale_given(robot: RobotSpec) -> None:
+    """``RobotSpec.action_scale`` may be None only when every actuator group sets its own."""
+    if robot.action_scale is not None:
+        return
+    if isinstance(robot.actuators, str):
+        raise _fail(robot, "action_scale", "None is not allowed with actuators='file' (the file's actuators have no "
+                                           "action scale); allowed: a number > 0")
+    lacking = [f"actuators[{k}] ({g.joints!r})" for k, g in enumerate(robot.actuators)
+               if isinstance(g, ActuatorGroup) and g.action_scale is None]
+    if lacking:
+        raise _fail(robot, "action_scale", f"None, and {', '.join(lacking)} set no action_scale of their own; give "
+                                           "RobotSpec.action_scale (a number > 0) or each group's")
 
 
 def _check_group(robot: RobotSpec, at: str, g: ActuatorGroup) -> None:

@@ -80,6 +80,8 @@ class ResolvedRobot:
     """For each penalized sensor, the index of its body in ``penalized_bodies``."""
     camera: str
     """Name of the camera that tracks the robot."""
+    foot_geom_ids: tuple[tuple[int, ...], ...] = ()
+    """Collision geom ids (of ``model``) of each foot, in foot-column order."""
 
     @property
     def num_joints(self) -> int:

@@ -109,6 +109,27 @@ def _pose(value: Union[float, Pose, Mapping[str, float]]) -> Union[float, Pose]:
     return tuple((str(k), float(v)) for k, v in items)
 
 
+GEOM_TYPES = ("plane", "hfield", "sphere", "capsule", "ellipsoid", "cylinder", "box", "mesh", "sdf")
+"""Allowed values of ``FootGeom.type`` (MuJoCo's geom type names)."""
+
+
+@dataclass(frozen=True)
+class FootGeom:
+    """One collision geom of a foot body, for files whose foot geoms are unnamed or share a body with other
+    collision geoms (an ANYbotics shank carries a knee drive, a shank capsule and the foot sphere): the body, and
+    the geom among its collision geoms picked by its default class, its type or its index. The foot is named after
+    its body, and only that geom counts as the foot (its touch site and position are the geom's)."""
+
+    body: str
+    """The foot body, by name or regex (a regex gives one foot per matched body, in the file's order)."""
+    geom_class: Optional[str] = None
+    """The default class of the geom (``class="foot"`` in the file): exactly one collision geom of the body."""
+    type: Optional[str] = None
+    """The geom type (GEOM_TYPES: ``"sphere"``, ``"capsule"``, ...): exactly one collision geom of the body."""
+    index: Optional[int] = None
+    """The index among the body's collision geoms, in the file's order (0 = the first)."""
+
+
 FILE_ACTUATORS = "file"
 """``RobotSpec.actuators`` value: keep the file's own position actuators (one per actuated joint) as they are."""
 
@@ -153,13 +174,15 @@ class RobotSpec:
     actuators: Union[tuple[ActuatorGroup, ...], Literal["file"]]
     """Position servos created on the trained and held joints (the file's own actuators are removed), or
     ``"file"`` (FILE_ACTUATORS) to keep the file's position actuators (one per trained or held joint)."""
-    action_scale: float
-    """Joint target offset (rad) per unit of action: target = default pose + action_scale * action; the default
-    of actuator groups that set no ``action_scale`` of their own."""
     base_height: float
     """Height (m) of the base at reset: a short drop onto the feet."""
-    foot_geoms: tuple[str, ...] = ()
-    """Feet as collision geoms by name or regex (give these or ``foot_bodies``); order = order of foot columns."""
+    action_scale: Optional[float] = None
+    """Joint target offset (rad) per unit of action: target = default pose + action_scale * action; the default
+    of actuator groups that set no ``action_scale`` of their own (None: every group sets its own; required with
+    ``actuators="file"``)."""
+    foot_geoms: tuple[Union[str, FootGeom], ...] = ()
+    """Feet as collision geoms: by name or regex, or a ``FootGeom`` (a body's geom picked by class, type or index,
+    for unnamed geoms); give these or ``foot_bodies``; order = order of foot columns."""
     foot_bodies: tuple[str, ...] = ()
     """Feet as bodies by name or regex, instead of ``foot_geoms``: each with any number of collision geoms, named
     or not (the foot touches the floor when any of them does)."""
@@ -192,7 +215,8 @@ class RobotSpec:
         object.__setattr__(self, "visual_groups", tuple(int(g) for g in self.visual_groups))
         for name in ("joints", "foot_geoms", "foot_bodies", "termination_contacts", "penalized_contacts"):
             value = getattr(self, name)
-            object.__setattr__(self, name, (value,) if isinstance(value, str) else tuple(value))
+            single = isinstance(value, (str, FootGeom))
+            object.__setattr__(self, name, (value,) if single else tuple(value))
         pose = self.default_pose
         items = pose.items() if isinstance(pose, Mapping) else pose
         object.__setattr__(self, "default_pose", tuple((str(k), float(v)) for k, v in items))

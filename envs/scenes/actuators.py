@@ -33,6 +33,7 @@ class Actuation:
 
 def _scale(robot: RobotSpec, g: ActuatorGroup) -> float:
     if g.action_scale is None:
+        assert robot.action_scale is not None  # envs/robots/checks.py: None only when every group sets its own
         return robot.action_scale
     if g.action_scale == EFFORT_SCALE:
         return EFFORT_SCALE_FACTOR * g.effort_limit / g.kp
@@ -140,7 +141,7 @@ def _file_actuators(robot: RobotSpec, rspec: mujoco.MjSpec, m0: mujoco.MjModel, 
         a = acts[0]
         source[a] = i
         kp.append(float(m0.actuator_gainprm[a, 0]))
-        kd.append(float(-m0.actuator_biasprm[a, 2]))
+        kd.append(0.0 - float(m0.actuator_biasprm[a, 2]))  # 0.0 - x: a file without kv gives 0, not -0
         lim = m0.actuator_forcerange[a] if m0.actuator_forcelimited[a] else (-math.inf, math.inf)
         effort.append(float(max(abs(lim[0]), abs(lim[1]))))
     on_welded = [a for a in range(m0.nu) if a not in source and m0.actuator_trntype[a] == mujoco.mjtTrn.mjTRN_JOINT
@@ -154,5 +155,6 @@ def _file_actuators(robot: RobotSpec, rspec: mujoco.MjSpec, m0: mujoco.MjModel, 
     for a in on_welded:
         rspec.delete(spec_acts[a])
     J = len(plan.trained)
+    assert robot.action_scale is not None  # envs/robots/checks.py: required with actuators="file"
     return Actuation(tuple(kp[:J]), tuple(kd[:J]), tuple(effort[:J]), (robot.action_scale,) * J,
                      (math.inf,) * J, tuple(source[a] for a in sorted(source)))

@@ -79,7 +79,8 @@ def build(robot: RobotSpec, collisions: str = "full", solver_iterations: int | N
     base_joint = _base_joint(robot, rspec, m0, names)
     plan = plan_joints(robot, m0, names.joints)
     visual, colliding = split_geoms(robot, m0)
-    feet = resolve_feet(robot, m0, names.bodies, names.geoms, colliding)
+    classes = {g.id: g.classname.name for g in rspec.geoms}
+    feet = resolve_feet(robot, m0, names.bodies, names.geoms, colliding, [classes.get(g, "") for g in range(m0.ngeom)])
     contacts = contact_geoms(robot, m0, names.bodies, visual, colliding, feet)
     if robot.mass_body_name not in names.bodies:
         raise spec_error(robot.name, "mass_body", f"no body named {robot.mass_body_name!r}", names.bodies[1:],
@@ -98,7 +99,8 @@ def build(robot: RobotSpec, collisions: str = "full", solver_iterations: int | N
     except Exception as e:
         raise UserError(f"robot spec '{robot.name}': the scene with {robot.mjcf} does not compile: "
                         f"{one_line(e)}") from None
-    return _resolved(robot, model, base_joint, plan, act, feet, contacts, sensors)
+    return _resolved(robot, model, base_joint, plan, act, feet, contacts, sensors,
+                     tuple(tuple(geom_name[g] for g in gs) for gs in feet.geoms))
 
 
 def _file_names(m0: mujoco.MjModel) -> _FileNames:
@@ -160,7 +162,8 @@ def _adr(model: mujoco.MjModel, sensors: tuple[str, ...], first: int = 0, count:
 
 
 def _resolved(robot: RobotSpec, model: mujoco.MjModel, base_joint: str, plan: JointPlan, act: Actuation,
-              feet: Feet, contacts: ContactGeoms, sensors: TaskSensors) -> ResolvedRobot:
+              feet: Feet, contacts: ContactGeoms, sensors: TaskSensors,
+              foot_geom_names: tuple[tuple[str, ...], ...]) -> ResolvedRobot:
     """Every index the task needs, read from the compiled scene by name."""
     jnt = [model.joint(j) for j in plan.trained]
     held = [model.joint(j) for j in plan.held]
@@ -178,4 +181,5 @@ def _resolved(robot: RobotSpec, model: mujoco.MjModel, base_joint: str, plan: Jo
         foot_vel_adr=_adr(model, sensors.vel, 0, 3), termination_sensors=sensors.termination,
         termination_force_adr=_adr(model, sensors.termination, 1), penalized_bodies=contacts.penalized_bodies,
         penalized_force_adr=_adr(model, sensors.penalized, 1), penalized_body_of=contacts.penalized_body_of,
-        camera=sensors.camera)
+        camera=sensors.camera,
+        foot_geom_ids=tuple(tuple(int(model.geom(g).id) for g in gs) for gs in foot_geom_names))

@@ -16,6 +16,7 @@ import mujoco
 from envs.robots.names import match_each
 from envs.robots.spec import RobotSpec
 from envs.scenes.feet import Feet
+from contract.errors import UserError
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,11 @@ def _body_geoms(robot: RobotSpec, field: str, patterns: tuple[str, ...], m0: muj
     body_ids = match_each(robot.name, field, patterns, bodies, "bodies")
     geoms_of, body_of = [], []
     for k, b in enumerate(body_ids):
+        own = [g for g in colliding if m0.geom_bodyid[g] == b]
+        if own and all(g in foot_geoms for g in own):
+            raise UserError(f"robot spec '{robot.name}' field {field}: body {bodies[b]!r} is a foot (all its collision "
+                            f"geoms are foot geoms), so its floor contacts are steps, not {field.split('_')[0]} "
+                            "contacts; leave it out (the feet: foot_geoms / foot_bodies)")
         for g in colliding:
             if m0.geom_bodyid[g] == b and g not in foot_geoms:
                 geoms_of.append(g)

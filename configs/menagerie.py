@@ -1,0 +1,79 @@
+"""``--task menagerie:NAME[@ENTRY][:flat|:rough]``: a MuJoCo Menagerie robot by name (``envs/robots/menagerie.py``).
+
+A reviewed spec shipped here (``configs/menagerie_robots/NAME.py`` or ``NAME@ENTRY.py``, defining ``flat`` and
+``rough`` like any robot file) takes precedence. Without one, the spec is drafted from the robot's file
+(``envs/robots/draft.py``, what ``tools.new_robot`` writes) with the robot check's ``--fix`` settings
+(``envs/robot_check/fix.py``), searched once per robot file and kept in a cache (``LEGGED_MJX_CACHE``, default
+``~/.cache/legged-mjx``), so ``play.py`` and later runs rebuild the same robot at once. The first line printed says
+which.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from configs.drafted import drafted_task
+from envs.registry import TaskSpec, load_file_task, remember
+from envs.robots.draft import draft
+from envs.robots.menagerie import MenagerieRef, files_digest, parse, xml_path
+from envs.robots.spec import ActuatorGroup, RobotSpec, SimOverrides
+from envs.robots.spec_source import write_atomic
+
+REVIEWED = Path(__file__).with_name("menagerie_robots")
+"""Reviewed spec files by robot name (none shipped yet)."""
+FIX_VERSION = 1
+"""Bumped when the draft or the search changes what they find: older cache entries are searched again."""
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("LEGGED_MJX_CACHE") or Path.home() / ".cache" / "legged-mjx") / "menagerie"
+
+
+def menagerie_task(task: str) -> TaskSpec:
+    """The task of ``menagerie:...`` (module docstring), registered under that name."""
+    ref = parse(task)
+    reviewed = REVIEWED / f"{ref.robot_id}.py"
+    if reviewed.is_file():
+        spec = load_file_task(f"{reviewed}:{ref.terrain}")
+        print(f"{task}: the reviewed spec {reviewed}")
+        return remember(dataclasses.replace(spec, name=task))
+    path = xml_path(ref)
+    d = draft(path, ref.robot_id.replace("@", "_"))
+    robot, how = fixed(ref, d.spec)
+    print(f"{task}: no reviewed spec in this repo: the spec drafted from {path} (python -m tools.new_robot "
+          f"menagerie:{ref.robot_id} writes it) with the robot check's --fix settings ({how})")
+    spec = drafted_task(task, robot, d.kind, ref.terrain, bool(d.mirror_pairs), **d.biped_env)
+    return remember(spec)
+
+
+def fixed(ref: MenagerieRef, spec: RobotSpec) -> tuple[RobotSpec, str]:
+    """``spec`` with the ``--fix`` settings: from the cache, else searched now and cached; and how."""
+    from envs.robot_check.fix import fix
+    from envs.robot_check.rollouts import ResetSpread
+    from envs.tasks.locomotion_config import LocomotionEnvConfig
+
+    path = cache_dir() / f"{ref.robot_id}-{files_digest(ref)[:16]}-v{FIX_VERSION}.json"
+    if path.is_file():
+        saved = json.loads(path.read_text())
+        return _applied(spec, saved), f"cached in {path}"
+    rnd = LocomotionEnvConfig().randomization
+    result = fix(spec, ResetSpread(rnd.init_joint_scale, rnd.init_base_vel))
+    saved = {"actuators": [dataclasses.asdict(g) for g in result.spec.actuators]
+             if not isinstance(result.spec.actuators, str) else result.spec.actuators,
+             "sim": dataclasses.asdict(result.spec.sim), "verdict": result.report["verdict"],
+             "changes": result.changes, "seconds": result.seconds}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, json.dumps(saved, indent=1))
+    return _applied(spec, saved), f"searched in {result.seconds:g} s, verdict {saved['verdict']}; cached in {path}"
+
+
+def _applied(spec: RobotSpec, saved: dict[str, Any]) -> RobotSpec:
+    acts = saved["actuators"]
+    sim = SimOverrides(**saved["sim"])
+    if isinstance(acts, str):  # the draft's own servos were kept
+        return dataclasses.replace(spec, sim=sim)
+    return dataclasses.replace(spec, actuators=tuple(ActuatorGroup(**g) for g in acts), sim=sim)

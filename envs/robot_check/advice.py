@@ -1,0 +1,249 @@
+"""The robot check's findings: problems (FAIL), advice (WARN) and notes, each with its numbers and what to change,
+from the trials' results. The thresholds are the constants below.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import mujoco
+
+from envs.robot_check.rollouts import SolverTrial, rate_text
+from envs.robot_check.servo import StepResponse
+from envs.robot_check.text import num, pct
+from envs.robot_check.trials import Standing
+from envs.robots.resolved import ResolvedRobot
+
+SAG = 0.8
+"""The base settling below this share of ``base_height`` is a sag (the built-in robots stand at 0.9 to 1.0)."""
+FALL_TILT = 0.5
+"""A tilt above this (rad) while standing is a fall."""
+CONTACT_SHARE = 0.05
+"""A non-foot body touching the floor more than this share of the standing steps fires."""
+LIMIT_SHARE = 0.5
+"""A joint at its limit more than this share of the last second is pinned there."""
+SATURATION_SHARE = 0.1
+"""A servo saturated more than this share of the last second cannot hold the pose."""
+OVERSHOOT = 0.5
+"""Step-response overshoot above this share of the step: underdamped."""
+STEADY_STATE = 0.5
+"""Step-response error above this share of the step after 0.5 s: the gain is low for the leg's own weight."""
+UNSTABLE = 1.0
+"""Step-response overshoot or error above this share of the step: the servo itself is unstable."""
+STILL_MOVING = 1.0
+"""A joint still moving faster than this (rad/s) at the end of the step response oscillates: unstable too (its
+force limit bounds the oscillation, so the overshoot and error alone can look moderate)."""
+RISE_TIME = 0.15
+"""Step-response rise time above this (s): slow for a 50 Hz policy."""
+UNDERDAMPED = 0.15
+"""A servo whose damping ratio is below this and that oscillates is undamped: it needs more kd, not less."""
+TARGET_DAMPING = 0.3
+"""The damping ratio kd is raised to (robot makers' servos run at about 0.2 to 0.5)."""
+SLIDE = 0.05
+"""A foot sliding more than this (m) while standing still slides: the contact settings let it (the built-in
+quadruped's rear feet move about 3 cm back as it settles after the drop)."""
+POSE_OFF = 0.3
+"""A held joint (or, with the base supported, any driven joint) further than this (rad) from its target while
+standing cannot hold the pose (a free-standing robot's legs are judged by its sag)."""
+DIVERGENCE_RATE = 1e-5
+"""Diverged rollouts per world-step above this fail the random-action trial (1024 rollouts of 2 s at 5 ms:
+about 4 diverged rollouts)."""
+
+
+@dataclass
+class Findings:
+    """What the check concludes: problems (FAIL), advice (WARN) and notes (information)."""
+
+    problems: list[str] = field(default_factory=list)
+    advice: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Contact:
+    """Contact settings: the friction cone and impratio."""
+
+    cone: str
+    impratio: float
+
+    def text(self) -> str:
+        return f"{self.cone} cone, impratio {num(self.impratio)}"
+
+
+def model_contact(m: mujoco.MjModel) -> Contact:
+    return Contact("elliptic" if m.opt.cone == mujoco.mjtCone.mjCONE_ELLIPTIC else "pyramidal", float(m.opt.impratio))
+
+
+def file_contact(robot: ResolvedRobot) -> Contact:
+    """The contact settings of the robot's own file (before the spec's ``SimOverrides``)."""
+    spec = mujoco.MjSpec.from_file(str(Path(robot.spec.mjcf)))
+    return Contact("elliptic" if spec.option.cone == mujoco.mjtCone.mjCONE_ELLIPTIC else "pyramidal",
+                   float(spec.option.impratio))
+
+
+def unstable(s: StepResponse) -> bool:
+    return s.overshoot > UNSTABLE or s.steady_state_error > UNSTABLE or s.final_speed > STILL_MOVING
+
+
+def kd_for(s: StepResponse, ratio: float = TARGET_DAMPING) -> float:
+    """The kd that gives the group's worst joint ``ratio`` (its joint damping aside)."""
+    return 2.0 * ratio * math.sqrt(max(s.kp, 0.0) * max(s.inertia, 0.0))
+
+
+def servo_findings(steps: list[StepResponse], timestep: float, euler: bool, f: Findings) -> list[StepResponse]:
+    """Problems / advice from the step responses; returns the unstable groups."""
+    bad = [s for s in steps if unstable(s)]
+    for s in steps:
+        motion = (f"step response overshoot {pct(s.overshoot)}, {pct(s.steady_state_error)} of the step off after "
+                  f"0.5 s, still moving at {num(s.final_speed)} rad/s")
+        if s in bad and s.damping_ratio < UNDERDAMPED:
+            f.problems.append(f"{s.group}: the servo is undamped (damping ratio {num(s.damping_ratio)}: kd "
+                              f"{num(s.kd)} at kp {num(s.kp)} on {num(s.inertia)} kg m^2; {motion}): raise kd (now "
+                              f"{num(s.kd)}) to about {num(kd_for(s))} (damping ratio {num(TARGET_DAMPING)})")
+            continue
+        if s in bad:
+            fix = ("SimOverrides(integrator='implicitfast') (MuJoCo's default Euler applies kd explicitly), "
+                   if euler else "")
+            f.problems.append(f"{s.group}: the servo is unstable ({motion}): {fix}lower kd (now {num(s.kd)}) or kp "
+                              f"(now {num(s.kp)}), add armature, or lower the timestep ({num(timestep)} s)")
+            continue
+        if s.overshoot > OVERSHOOT:
+            f.advice.append(f"{s.group}: step response overshoots by {pct(s.overshoot)} (damping ratio "
+                            f"{num(s.damping_ratio)}): raise kd (now {num(s.kd)}) to about {num(kd_for(s))}, or "
+                            "add armature")
+        if s.steady_state_error > STEADY_STATE:
+            f.advice.append(f"{s.group}: {pct(s.steady_state_error)} of the {num(s.step)} rad step left after 0.5 s: "
+                            f"raise kp (now {num(s.kp)})")
+        elif s.rise_time > RISE_TIME:
+            f.advice.append(f"{s.group}: rise time {num(s.rise_time)} s for a {num(s.step)} rad step: raise kp (now "
+                            f"{num(s.kp)}) or lower kd (now {num(s.kd)})")
+    return bad
+
+
+def group_of(joint: str, steps: list[StepResponse]) -> StepResponse | None:
+    return next((s for s in steps if joint in s.joints), None)
+
+
+def furthest(stand: Standing, steps: list[StepResponse]) -> str:
+    """``joints furthest from their pose: knee 0.24 rad (group '.*_knee', kp 100), ...``."""
+    parts = []
+    for j, err in stand.pose_error.items():
+        g = group_of(j, steps)
+        held = " held" if g is not None and g.held else ""
+        parts.append(f"{j}{held} {num(err)} rad" + (f" (kp {num(g.kp)})" if g is not None else ""))
+    return "joints furthest from their pose: " + ", ".join(parts) if parts else ""
+
+
+def drift_text(stand: Standing) -> str:
+    worst = sorted(stand.foot_drift.items(), key=lambda kv: -kv[1])
+    return ", ".join(f"{k} {num(v)} m" for k, v in worst[:2])
+
+
+def sliding(stand: Standing) -> bool:
+    return max(stand.foot_drift.values(), default=0.0) > SLIDE
+
+
+def raise_kp(stand: Standing, steps: list[StepResponse]) -> str:
+    """Raise kp of the groups of the joints furthest from their pose (those off by more than half the worst)."""
+    worst = max((abs(e) for e in stand.pose_error.values()), default=0.0)
+    named: list[StepResponse] = []
+    for j, err in stand.pose_error.items():
+        g = group_of(j, steps)
+        if g is not None and g not in named and abs(err) >= 0.5 * worst:
+            named.append(g)
+    if not named:
+        named = steps
+    return "raise kp (" + ", ".join(f"{g.group}: kp {num(g.kp)} / kd {num(g.kd)}" for g in named) + ")"
+
+
+def slide_fix(now: Contact, file: Contact) -> str:
+    if now != file:
+        return (f"the contact settings let the feet slide ({now.text()}; the robot's file has {file.text()}): keep "
+                "the file's (leave SimOverrides' cone and impratio unset)")
+    return (f"the contact settings let the feet slide ({now.text()}, the file's own): raise the feet's friction, or "
+            "use an elliptic cone with a high impratio (100)")
+
+
+def divergence_finding(trial: SolverTrial, opt: mujoco.MjOption, f: Findings) -> None:
+    if trial.rate > DIVERGENCE_RATE:
+        n = round(trial.diverged * trial.rollouts)
+        f.problems.append(f"{n} of {trial.rollouts} rollouts with random actions and pushes diverge with the task's "
+                          f"solver settings ({opt.iterations} / {opt.ls_iterations} iterations, {trial.cone}; "
+                          f"{rate_text(trial.rate)} per step): raise the iterations (SimOverrides or "
+                          f"env.solver_iterations / env.ls_iterations), lower the timestep ({num(opt.timestep)} s), "
+                          "add armature, lower kp / kd")
+
+
+def supported_note(passive: Standing) -> str:
+    return (f"standing judged with the base supported (kept upright, free to sink: the legs carry the weight, "
+            f"balance is not theirs): on its own it does not stand at these gains (tilt "
+            f"{num(math.degrees(passive.tilt))} deg, base at {num(passive.base_height)} m), as a humanoid at the gains "
+            "its motors run does not; its policy balances it")
+
+
+def pose_off(stand: Standing, robot: ResolvedRobot) -> dict[str, float]:
+    """The joints too far from their pose (POSE_OFF): held ones, or any with the base supported."""
+    return {j: e for j, e in stand.pose_error.items()
+            if abs(e) > POSE_OFF and (stand.supported or j in robot.held_joint_names)}
+
+
+def stands(stand: Standing, robot: ResolvedRobot) -> bool:
+    """No divergence, no fall, no sag, no joint too far from its pose."""
+    return (stand.diverged_at is None and stand.tilt <= FALL_TILT
+            and stand.base_height >= SAG * robot.spec.base_height and not pose_off(stand, robot))
+
+
+def standing_findings(robot: ResolvedRobot, stand: Standing, steps: list[StepResponse], bad: list[StepResponse],
+                      contact: tuple[Contact, Contact], f: Findings) -> None:
+    """Problems / advice from standing still (``stand``: the judged trial, free or supported): divergence, a fall,
+    a sag (sliding feet: the contact settings; else the groups of the joints furthest from their pose), contacts,
+    joints off their pose, limits, saturation."""
+    opt, target = robot.model.opt, robot.spec.base_height
+    how = "with the base supported" if stand.supported else "standing still"
+    if stand.diverged_at is not None:
+        f.problems.append(f"the simulation diverges at {num(stand.diverged_at)} s {how}: " + (
+            "fix the unstable servos first" if bad else f"raise the solver iterations (now {opt.iterations} / "
+            f"{opt.ls_iterations}), lower the timestep ({num(opt.timestep)} s), add armature or lower kd"))
+        return
+    ratio = stand.base_height / target
+    fired = [b for b, share in stand.contacts.items() if share > CONTACT_SHARE]
+    fired_text = "; " + ", ".join(fired) + " contacts fire" if fired else ""
+    far = furthest(stand, steps)
+    drift = f"; the feet slide ({drift_text(stand)})" if sliding(stand) else ""
+    numbers = f"{fired_text}{drift}" + (f"; {far}" if far else "")
+    if bad:
+        fix = "fix the unstable servos first"
+    elif sliding(stand) and not stand.supported:
+        fix = slide_fix(*contact)
+    else:
+        fix = raise_kp(stand, steps)
+    if stand.tilt > FALL_TILT:
+        f.problems.append(f"falls over {how} (tilt {num(math.degrees(stand.tilt))} deg, base at "
+                          f"{num(stand.base_height)} m){numbers}: {fix}, check default_pose (is it balanced over the "
+                          "feet?)")
+    elif ratio < SAG:
+        lower = "" if bad or stand.supported or sliding(stand) else " or lower base_height"
+        f.problems.append(f"base settles at {num(stand.base_height)} m of {num(target)} m ({pct(ratio)}) {how}"
+                          f"{numbers}: {fix}{lower}")
+    elif pose_off(stand, robot):
+        f.problems.append(f"joints cannot hold the pose {how} ({far}): {raise_kp(stand, steps)}")
+    elif fired:
+        f.problems.append(f"{', '.join(fired)} contacts fire {how} (base at {num(stand.base_height)} m of "
+                          f"{num(target)} m): check default_pose and foot_geoms / foot_bodies")
+    elif ratio > 1.02:
+        f.advice.append(f"base settles at {num(stand.base_height)} m, above base_height {num(target)} m: the reset "
+                        f"puts the feet into the floor; raise base_height")
+    _limits(stand, bad, f)
+
+
+def _limits(stand: Standing, bad: list[StepResponse], f: Findings) -> None:
+    pinned = [j for j, share in stand.at_limit.items() if share > LIMIT_SHARE]
+    if pinned:
+        f.advice.append(f"joints at their limit standing still: {', '.join(pinned)}: check default_pose against the "
+                        f"joint ranges")
+    saturated = [j for j, share in stand.saturation.items() if share > SATURATION_SHARE]
+    if saturated and not bad:
+        f.problems.append(f"servos at their effort limit standing still: {', '.join(saturated)}: raise effort_limit "
+                          f"or lower the robot's load (base_height, default_pose)")

@@ -1,0 +1,274 @@
+"""``check_robot --fix``: settings that pass the whole robot check, found by search within physical bounds.
+
+1. Gains, per actuator group, trained and held groups alike, judged by standing (a biped: with the base supported)
+   and the step responses at a converged solver (100 / 50): an undamped or overshooting servo gets the kd of
+   TARGET_DAMPING; a sag or a fall raises kp by KP_STEP (kd in proportion) of the groups whose joints are furthest
+   from their pose, to at least KP_PER_EFFORT[0] and never above KP_PER_EFFORT[1] x the group's effort limit;
+   feet sliding under contact settings other than the robot file's get the file's back; once it stands, a slow or
+   short step response (the check's advice) raises that group's kp within the bounds. A file's own servos
+   (``actuators="file"``) become actuator groups only when a gain has to change.
+2. Solver settings, cheapest first: the iterations of ITERATION_LADDER, at each the pyramidal cone then the
+   elliptic one (a pyramidal cone costs less per iteration), at the spec's impratio (the robot file's, unless the
+   spec or step 1 changed it; then the file's after it); each candidate judged by the whole check (standing,
+   SCREEN_ROLLOUTS random rollouts, then ROLLOUTS: a divergence rate of 1e-5 per step is seen). The first that
+   passes is taken.
+
+The result is a RobotSpec; ``envs/robots/spec_source.py`` turns it into a diff of the robot file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import mujoco
+
+from envs.robot_check.advice import (DIVERGENCE_RATE, OVERSHOOT, RISE_TIME, STEADY_STATE, TARGET_DAMPING, Contact,
+                                     Findings, file_contact, model_contact, servo_findings, sliding, stands)
+from envs.robot_check.rollouts import ROLLOUTS, ResetSpread, SolverTrial, solver_trial
+from envs.robot_check.servo import StepResponse, step_response
+from envs.robot_check.text import num
+from envs.robot_check.trials import Standing, quiet_mujoco_warnings
+from envs.robot_check.verdict import SCREEN_ROLLOUTS, evaluate, judged_standing
+from envs.robots.patterns import covering_regex
+from envs.robots.resolved import ResolvedRobot
+from envs.robots.spec import ActuatorGroup, RobotSpec
+from envs.scenes.assemble import build
+
+KP_PER_EFFORT = (0.3, 2.5)
+"""kp (N m / rad) per N m of effort limit that robot makers run: Unitree's and ANYbotics' own gains lie between
+0.3 and 2 x the motor's torque limit (a servo saturating after 0.4 to 3 rad of error)."""
+KP_STEP = 1.5
+"""kp grows by this factor per round of the gain search (kd by its square root: the damping ratio stays)."""
+MAX_DAMPING = 1.5
+"""kd is never raised beyond this damping ratio."""
+ROUNDS = 16
+"""Rounds of the gain search at most."""
+GAIN_SOLVER = (100, 50)
+"""Solver iterations / line-search iterations while gains are searched (MuJoCo's defaults: converged)."""
+ITERATION_LADDER = ((4, 6), (8, 10), (20, 20), (50, 50), (100, 50))
+"""Solver iterations / line-search iterations tried, cheapest first (from the task's usual 4 / 6: whether a policy
+trains as well at 2 / 4 was not measured)."""
+UNLIMITED_EFFORT = 1e4
+"""Effort limit (N m) written for a file servo without a force range when it becomes an actuator group."""
+
+
+@dataclass
+class FixResult:
+    """What ``fix`` found."""
+
+    spec: RobotSpec
+    """The spec with the settings found (the input spec where nothing had to change)."""
+    report: dict[str, Any]
+    """The whole robot check of ``spec``."""
+    changes: list[str] = field(default_factory=list)
+    """What was changed, and why (one line each)."""
+    log: list[str] = field(default_factory=list)
+    """One line per candidate tried."""
+    seconds: float = 0.0
+
+
+def fix(spec: RobotSpec, spread: ResetSpread, collisions: str = "full", seconds: float = 4.0,
+        rollouts: int = ROLLOUTS) -> FixResult:
+    """Search settings for ``spec`` that pass the whole check (module docstring); ``rollouts``: of the random-action
+    trial that decides a solver setting."""
+    t0 = time.perf_counter()
+    out = FixResult(spec, {})
+    with quiet_mujoco_warnings():
+        out.spec = _gains(spec, collisions, seconds, out)
+        out.spec, trial = _solver(out.spec, collisions, spread, seconds, out, rollouts)
+        robot = build(out.spec, collisions)
+        out.report = evaluate(robot, spread, seconds, rollouts, own=trial)
+    out.seconds = round(time.perf_counter() - t0, 1)
+    return out
+
+
+def effort_bounds(effort: float, kp: float) -> tuple[float, float]:
+    """(lowest, highest) kp for a servo of this effort limit (KP_PER_EFFORT; around ``kp`` when unlimited)."""
+    if not math.isfinite(effort) or effort >= UNLIMITED_EFFORT:
+        return kp / 4.0, kp * 4.0
+    return KP_PER_EFFORT[0] * effort, KP_PER_EFFORT[1] * effort
+
+
+def as_groups(spec: RobotSpec, robot: ResolvedRobot) -> tuple[ActuatorGroup, ...]:
+    """The spec's actuator groups; a file's own servos as groups of identical gains and force range."""
+    if not isinstance(spec.actuators, str):
+        return spec.actuators
+    m = robot.model
+    names = tuple(robot.joint_names) + tuple(robot.held_joint_names)
+    source = list(robot.ctrl_from_policy)
+    keys: dict[tuple[float, float, float], list[str]] = {}
+    for i, name in enumerate(names):
+        a = source.index(i)
+        effort = (float(abs(m.actuator_forcerange[a]).max()) if m.actuator_forcelimited[a] else UNLIMITED_EFFORT)
+        kp, kd = float(m.actuator_gainprm[a, 0]), 0.0 - float(m.actuator_biasprm[a, 2])
+        keys.setdefault((kp, kd, effort), []).append(name)
+    return tuple(ActuatorGroup(covering_regex(members, names), kp=kp, kd=kd, effort_limit=effort)
+                 for (kp, kd, effort), members in keys.items())
+
+
+def _with_solver(spec: RobotSpec, iterations: int, ls: int, contact: Contact | None = None,
+                 file: Contact | None = None) -> RobotSpec:
+    sim = dataclasses.replace(spec.sim, iterations=iterations, ls_iterations=ls)
+    if contact is not None and file is not None:
+        sim = dataclasses.replace(sim, cone=None if contact.cone == file.cone else contact.cone,  # type: ignore[arg-type]
+                                  impratio=None if contact.impratio == file.impratio else contact.impratio)
+    return dataclasses.replace(spec, sim=sim)
+
+
+def _gains(spec: RobotSpec, collisions: str, seconds: float, out: FixResult) -> RobotSpec:
+    """Step 1 of the module docstring: rounds of standing and step responses at a converged solver."""
+    solver = spec.sim
+    for k in range(ROUNDS):
+        robot = build(_with_solver(spec, *GAIN_SOLVER), collisions)
+        stand, _ = judged_standing(robot, seconds)
+        steps = step_response(robot)
+        out.log.append(f"gains {k + 1}: base {num(stand.base_height)} m of {num(spec.base_height)} m"
+                       f"{' (supported)' if stand.supported else ''}, tilt {num(math.degrees(stand.tilt))} deg; "
+                       + ", ".join(f"{s.group} kp {num(s.kp)} kd {num(s.kd)}" for s in steps))
+        changed = _adjust(spec, robot, stand, steps, out)
+        if changed is None:
+            break
+        spec = changed
+    return dataclasses.replace(spec, sim=dataclasses.replace(spec.sim, iterations=solver.iterations,
+                                                            ls_iterations=solver.ls_iterations))
+
+
+def _adjust(spec: RobotSpec, robot: ResolvedRobot, stand: Standing, steps: list[StepResponse],
+            out: FixResult) -> RobotSpec | None:
+    """One round's change (servos first, then contact settings, then kp), or None: nothing to change."""
+    opt = robot.model.opt
+    euler = opt.integrator == mujoco.mjtIntegrator.mjINT_EULER
+    bad = servo_findings(steps, opt.timestep, euler, Findings())
+    loose = [s for s in steps if s in bad or s.overshoot > OVERSHOOT]
+    if loose:
+        return _damp(spec, robot, loose, euler, out)
+    if stand.diverged_at is not None:
+        return None
+    if stands(stand, robot):
+        return _quicken(spec, robot, steps, out)
+    now, file = model_contact(robot.model), file_contact(robot)
+    if sliding(stand) and not stand.supported and now != file:
+        out.changes.append(f"contact settings: the robot file's ({file.text()}) instead of {now.text()}: the feet "
+                           "slid and the robot sank")
+        return dataclasses.replace(spec, sim=dataclasses.replace(spec.sim, cone=None, impratio=None))
+    return _stiffen(spec, robot, stand, steps, out)
+
+
+def _group_index(groups: tuple[ActuatorGroup, ...], joint: str) -> int:
+    return next(k for k, g in enumerate(groups) if re.fullmatch(g.joints, joint))
+
+
+def _damp(spec: RobotSpec, robot: ResolvedRobot, loose: list[StepResponse], euler: bool,
+          out: FixResult) -> RobotSpec | None:
+    groups = list(as_groups(spec, robot))
+    changed = False
+    for s in loose:
+        k = _group_index(tuple(groups), s.joints[0])
+        g = groups[k]
+        target = 2.0 * TARGET_DAMPING * math.sqrt(g.kp * max(s.inertia, 1e-12))
+        if s.damping_ratio < TARGET_DAMPING and target > g.kd:
+            groups[k] = dataclasses.replace(g, kd=_round(target))
+            out.changes.append(f"{g.joints}: kd {num(g.kd)} -> {num(groups[k].kd)} (damping ratio "
+                               f"{num(s.damping_ratio)} -> {num(TARGET_DAMPING)}; the servo overshot or oscillated)")
+            changed = True
+    if changed:
+        return dataclasses.replace(spec, actuators=tuple(groups))
+    if euler and spec.sim.integrator is None:
+        out.changes.append("integrator: implicitfast (MuJoCo's default Euler applies kd explicitly and the servo "
+                           "oscillated)")
+        return dataclasses.replace(spec, sim=dataclasses.replace(spec.sim, integrator="implicitfast"))
+    return None
+
+
+def _stiffen(spec: RobotSpec, robot: ResolvedRobot, stand: Standing, steps: list[StepResponse],
+             out: FixResult) -> RobotSpec | None:
+    """kp x KP_STEP (kd x its square root) for the groups of the joints furthest from their pose."""
+    groups = list(as_groups(spec, robot))
+    worst = max((abs(e) for e in stand.pose_error.values()), default=0.0)
+    raised: list[int] = []
+    for joint, err in stand.pose_error.items():
+        k = _group_index(tuple(groups), joint)
+        g = groups[k]
+        if k in raised or abs(err) < 0.5 * worst:
+            continue
+        low, high = effort_bounds(g.effort_limit, g.kp)
+        if g.kp >= high * 0.999:
+            continue
+        kp = min(max(g.kp * KP_STEP, low), high)
+        groups[k] = dataclasses.replace(g, kp=_round(kp), kd=_round(g.kd * math.sqrt(kp / g.kp)))
+        raised.append(k)
+        out.changes.append(f"{g.joints}: kp {num(g.kp)} -> {num(groups[k].kp)}, kd {num(g.kd)} -> "
+                           f"{num(groups[k].kd)} ({joint} {num(err)} rad off its pose"
+                           f"{' with the base supported' if stand.supported else ''})")
+    if not raised:
+        return None
+    return dataclasses.replace(spec, actuators=tuple(groups))
+
+
+def _quicken(spec: RobotSpec, robot: ResolvedRobot, steps: list[StepResponse], out: FixResult) -> RobotSpec | None:
+    """kp x KP_STEP (kd x its square root) for the groups whose step response is slow or falls short (the check's
+    advice), within the bounds."""
+    groups = list(as_groups(spec, robot))
+    raised = []
+    for s in steps:
+        if not (s.steady_state_error > STEADY_STATE or (s.rise_time > RISE_TIME and not s.step_limited)):
+            continue
+        k = _group_index(tuple(groups), s.joints[0])
+        g = groups[k]
+        low, high = effort_bounds(g.effort_limit, g.kp)
+        if k in raised or g.kp >= high * 0.999:
+            continue
+        kp = min(max(g.kp * KP_STEP, low), high)
+        groups[k] = dataclasses.replace(g, kp=_round(kp), kd=_round(g.kd * math.sqrt(kp / g.kp)))
+        raised.append(k)
+        out.changes.append(f"{g.joints}: kp {num(g.kp)} -> {num(groups[k].kp)}, kd {num(g.kd)} -> "
+                           f"{num(groups[k].kd)} (step response: rise {num(s.rise_time)} s, "
+                           f"{num(100 * s.steady_state_error)}% left after 0.5 s)")
+    return dataclasses.replace(spec, actuators=tuple(groups)) if raised else None
+
+
+def _round(x: float) -> float:
+    """Three significant digits (what the spec file shows)."""
+    return float(f"{x:.3g}")
+
+
+def _contacts(robot: ResolvedRobot) -> list[Contact]:
+    """At the spec's impratio, then at the robot file's: the pyramidal cone, then the elliptic one."""
+    now, file = model_contact(robot.model), file_contact(robot)
+    return list(dict.fromkeys(Contact(cone, c.impratio) for c in (now, file) for cone in ("pyramidal", "elliptic")))
+
+
+def _solver(spec: RobotSpec, collisions: str, spread: ResetSpread, seconds: float, out: FixResult,
+            rollouts: int) -> tuple[RobotSpec, SolverTrial | None]:
+    """Step 2 of the module docstring."""
+    robot = build(spec, collisions)
+    file = file_contact(robot)
+    contacts = _contacts(robot)
+    tiers = [contacts[:2], contacts[2:]]
+    own = model_contact(robot.model)
+    for it, ls, contact in [(it, ls, c) for tier in tiers for it, ls in ITERATION_LADDER for c in tier]:
+        cand = _with_solver(spec, it, ls, contact, file)
+        rb = build(cand, collisions)
+        what = f"solver {it} / {ls}, {contact.text()}"
+        if not stands(judged_standing(rb, seconds)[0], rb):
+            out.log.append(f"{what}: does not stand")
+            continue
+        trial = None
+        for n in dict.fromkeys((min(SCREEN_ROLLOUTS, rollouts), rollouts)):
+            trial = solver_trial(rb, it, ls, contact.cone, n, spread=spread)
+            if trial.rate > DIVERGENCE_RATE:
+                break
+        assert trial is not None
+        out.log.append(f"{what}: {round(trial.diverged * trial.rollouts)} of {trial.rollouts} rollouts diverge, "
+                       f"{num(trial.steps_per_s)} steps/s")
+        if trial.rate <= DIVERGENCE_RATE:
+            if (it, ls) == (robot.model.opt.iterations, robot.model.opt.ls_iterations) and contact == own:
+                return spec, trial  # the spec's own settings: nothing to change
+            out.changes.append(f"solver: {what} (the cheapest that passes the check)")
+            return cand, trial
+    return spec, None
