@@ -48,10 +48,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--export-onnx", help="write the policy (normalizer + actor) to this ONNX file, checked")
     p.add_argument("--export-jit", help="write the policy to this TorchScript file, checked")
     p.add_argument("--sim2sim", help="run this exported ONNX file with onnxruntime in plain MuJoCo / Gymnasium")
+    from envs.terrain.config import TILE_TYPES
+
     p.add_argument("--terrain", metavar="TYPE",
-                   help="locomotion: evaluate on the generated terrain's tiles of this type (flat, rough, slope_up, "
-                        "slope_down, stairs_up, stairs_down, obstacles, gaps) at --level: no curriculum, commands "
-                        "straight ahead at 0.5-0.8 m/s, 12 s episodes; adds terrain.success_rate (also with --sim2sim)")
+                   help=f"locomotion: evaluate on the generated terrain's tiles of this type ({', '.join(TILE_TYPES)}) "
+                        "at --level: no curriculum, commands straight ahead at 0.5-0.8 m/s, 12 s episodes; adds "
+                        "terrain.success_rate (also with --sim2sim)")
     p.add_argument("--level", type=int, help="terrain level of --terrain (default 5, the issue's medium: stairs 7 cm, "
                                               "slopes 15 degrees, rough 4 cm)")
     p.add_argument("--wandb", action="store_true",
@@ -290,7 +292,7 @@ def make_policy(run: Run, env: Any) -> Any:
 def on_terrain(env_cfg: Any, task: str, tile_type: str, level: int) -> Any:
     """``env_cfg`` evaluated on the tiles of ``tile_type`` at ``level`` (``LocomotionEnvConfig.on_terrain``; a
     flat-trained policy's plane becomes the generated terrain); one-line errors for other tasks and levels."""
-    from envs.tasks.locomotion_config import LocomotionEnvConfig
+    from envs.tasks.locomotion.config import LocomotionEnvConfig
 
     if not isinstance(env_cfg, LocomotionEnvConfig):
         raise UserError(f"--terrain applies to the MuJoCo locomotion tasks, not to task {task}")
@@ -311,7 +313,7 @@ def terrain_eval(args: argparse.Namespace) -> Any:
     if args.terrain is None:
         return None
     from deploy.terrain import TerrainEval
-    from envs.tasks.locomotion_config import TERRAIN_EVAL_EPISODE_S, TERRAIN_EVAL_SPEED
+    from envs.tasks.locomotion.config import TERRAIN_EVAL_EPISODE_S, TERRAIN_EVAL_SPEED
 
     return TerrainEval(args.terrain, args.level, TERRAIN_EVAL_SPEED, TERRAIN_EVAL_EPISODE_S)
 

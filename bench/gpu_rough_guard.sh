@@ -16,7 +16,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | 
 for it in "" "--solver-iterations 10 --ls-iterations 20"; do
   for push in 15 1; do
     echo "=== census warp cuda 4096 worlds, push every $push s $it ($(date +%T))" | tee -a "$log"
-    timeout 300 python3 -m tools.speed_census --task quadruped-rough --backend warp --device cuda --num-envs 4096 \
+    timeout 300 python3 -m tools.experiments.speed_census --task quadruped-rough --backend warp --device cuda --num-envs 4096 \
       --steps 150 --push-s $push $it --json "$final/census_${push}s${it:+_it10}.json" 2>&1 | tail -30 | tee -a "$log"
   done
 done

@@ -80,12 +80,12 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--only", choices=["rl_core", "rsl_rl"], help="run one trainer only")
     args = p.parse_args(argv)
 
-    from configs.quadruped import quadruped_flat
+    from configs.catalog import get_task
     from envs.robots.quadruped import QUADRUPED
     from envs.tasks.locomotion import LocomotionEnv
     from rl_core.runner import OnPolicyRunner
 
-    cfg = quadruped_flat()
+    cfg = get_task("quadruped-flat").default_config()
     cfg = dataclasses.replace(cfg, runner=dataclasses.replace(cfg.runner, seed=args.seed, max_iterations=100_000))
     if args.num_envs:
         cfg = dataclasses.replace(cfg, env=dataclasses.replace(cfg.env, num_envs=args.num_envs))

@@ -18,7 +18,7 @@ from configs.locomotion import blind_config, blind_task
 from envs.registry import TaskSpec, register
 from envs.robots.quadruped import QUADRUPED
 from envs.robots.spec import RobotSpec
-from envs.tasks.locomotion_config import LocomotionEnvConfig
+from envs.tasks.locomotion.config import LocomotionEnvConfig
 from rl_core.config import AlgorithmConfig, TrainConfig
 
 DISTILL_NOISE_STD = 0.1

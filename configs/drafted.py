@@ -15,7 +15,7 @@ from configs.locomotion import ROUGH_ENV, flat_task, rough_task
 from configs.task_defaults import TaskDefaults
 from envs.registry import TaskSpec
 from envs.robots.spec import RobotSpec
-from envs.tasks.locomotion_config import LocomotionEnvConfig
+from envs.tasks.locomotion.config import LocomotionEnvConfig
 from contract.errors import UserError
 
 KINDS = ("quadruped", "biped", "legged")

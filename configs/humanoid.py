@@ -19,7 +19,7 @@ from configs.locomotion import flat_config, flat_task
 from configs.task_defaults import TaskDefaults, apply_defaults
 from envs.registry import register
 from envs.robots.humanoid import HUMANOID
-from envs.tasks.locomotion_config import (CommandConfig, LocomotionEnvConfig, RandomizationConfig, RewardParams,
+from envs.tasks.locomotion.config import (CommandConfig, LocomotionEnvConfig, RandomizationConfig, RewardParams,
                                           RewardScales)
 from rl_core.config import TrainConfig
 

@@ -25,7 +25,7 @@ from envs.registry import TaskSpec
 from envs.robots.sides import check_declared
 from envs.robots.spec import RobotSpec
 from envs.tasks.locomotion import LocomotionEnv
-from envs.tasks.locomotion_config import CommandConfig, LocomotionEnvConfig, RewardScales
+from envs.tasks.locomotion.config import CommandConfig, LocomotionEnvConfig, RewardScales
 from envs.terrain.config import HeightScanConfig, TerrainConfig
 from rl_core.config import EnvConfig, PolicyConfig, AlgorithmConfig, RunnerConfig, TrainConfig
 

@@ -54,7 +54,7 @@ def fixed(ref: MenagerieRef, spec: RobotSpec) -> tuple[RobotSpec, str]:
     """``spec`` with the ``--fix`` settings: from the cache, else searched now and cached; and how."""
     from envs.robot_check.fix import fix
     from envs.robot_check.rollouts import ResetSpread
-    from envs.tasks.locomotion_config import LocomotionEnvConfig
+    from envs.tasks.locomotion.config import LocomotionEnvConfig
 
     path = cache_dir() / f"{ref.robot_id}-{files_digest(ref)[:16]}-v{FIX_VERSION}.json"
     if path.is_file():

@@ -8,14 +8,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from configs.locomotion import blind_task, flat_config, flat_task, rough_task
+from configs.locomotion import blind_task, flat_task, rough_task
 from envs.registry import register
 from envs.robots.quadruped import QUADRUPED
-from rl_core.config import TrainConfig
-
-
-def quadruped_flat() -> TrainConfig:
-    return flat_config()
 
 
 register(flat_task("quadruped-flat", QUADRUPED,

@@ -1,6 +1,6 @@
 """The fault-injection harness: every fault the trainer must survive, as functions that inject it and report.
 
-``tools/fault_campaign.py`` runs them many times and prints the fault table (docs/reliability.md);
+``tools/experiments/fault_campaign.py`` runs them many times and prints the fault table (docs/reliability.md);
 ``tests/test_faults.py`` runs them with fewer repeats. Neither imports the other: both import this.
 
 Faults: a bad value for every CLI flag of train.py and play.py and for config overrides; damaged, foreign and
@@ -425,14 +425,14 @@ def nan_physics_round(seed: int) -> dict[str, Any]:
     """A small quadruped run (native backend) with NaN velocities written into random envs at a random step."""
     import torch
 
-    from configs.quadruped import quadruped_flat
+    from configs.catalog import get_task
     from envs.robots.quadruped import QUADRUPED
     from envs.tasks.locomotion import LocomotionEnv
-    from envs.tasks.locomotion_config import LocomotionEnvConfig
+    from envs.tasks.locomotion.config import LocomotionEnvConfig
     from rl_core.runner import OnPolicyRunner
 
     rng = random.Random(seed)
-    cfg = quadruped_flat()
+    cfg = get_task("quadruped-flat").default_config()
     assert isinstance(cfg.env, LocomotionEnvConfig)
     cfg = dataclasses.replace(
         cfg, env=dataclasses.replace(cfg.env, num_envs=8, backend="native"),

@@ -138,7 +138,7 @@ class OnPolicyRunner:
                 self.iteration += 1
                 self.env_steps += batch
                 self.wall_time_s += t2 - t0
-                scalars = self._reduce(env_log, losses, mean_std)  # the one host sync per iteration
+                scalars = self.iteration_scalars(env_log, losses, mean_std)  # the one host sync per iteration
                 scalars.update({
                     "Perf/samples_per_s": batch / (t2 - t0),
                     "Perf/collection_samples_per_s": batch / (t1 - t0),
@@ -197,8 +197,8 @@ class OnPolicyRunner:
         return torch.stack([torch.isfinite(t).all() for t in self.policy.state_dict().values()
                             if t.is_floating_point()]).all()
 
-    def _reduce(self, env_log: dict[str, torch.Tensor], losses: dict[str, torch.Tensor], mean_std: torch.Tensor
-                ) -> dict[str, float]:
+    def iteration_scalars(self, env_log: dict[str, torch.Tensor], losses: dict[str, torch.Tensor],
+                          mean_std: torch.Tensor) -> dict[str, float]:
         """Every scalar of the iteration, averaged over the ranks: the one host sync of an iteration."""
         names = self.alg.LOG_NAMES  # each algorithm's own scalars
         rollout = self.rollout_log

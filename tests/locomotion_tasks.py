@@ -9,7 +9,7 @@ import torch
 
 from configs.catalog import get_task, registered
 from envs.tasks.locomotion import LocomotionEnv
-from envs.tasks.locomotion_config import LocomotionEnvConfig
+from envs.tasks.locomotion.config import LocomotionEnvConfig
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 EXAMPLE_TASK = str(EXAMPLES / "my_robot" / "my_robot.py") + ":flat"

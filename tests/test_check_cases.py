@@ -21,7 +21,7 @@ from envs.robot_check.trials import Sim, quiet_mujoco_warnings
 from envs.robot_check.verdict import evaluate, render, solver_search
 from envs.robots.spec import FILE_ACTUATORS, ActuatorGroup, FootGeom, RobotSpec, SimOverrides
 from envs.scenes.assemble import build
-from envs.tasks.locomotion_config import LocomotionEnvConfig
+from envs.tasks.locomotion.config import LocomotionEnvConfig
 from tests.menagerie_models import anymal_c_xml, h1_xml
 from tests.robot_models import write
 

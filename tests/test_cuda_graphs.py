@@ -17,7 +17,7 @@ def make_env(cuda_graph: bool, **kw):
     pytest.importorskip("mujoco_warp")
     from envs.robots.quadruped import QUADRUPED
     from envs.tasks.locomotion import LocomotionEnv
-    from envs.tasks.locomotion_config import LocomotionEnvConfig
+    from envs.tasks.locomotion.config import LocomotionEnvConfig
 
     cfg = LocomotionEnvConfig(num_envs=N, backend="warp", cuda_graph=cuda_graph, **kw)
     return LocomotionEnv(cfg, QUADRUPED, "cuda")
@@ -25,7 +25,7 @@ def make_env(cuda_graph: bool, **kw):
 
 def quiet(**kw):
     """No observation noise, pushes or random episode clocks: steps then do not depend on random numbers."""
-    from envs.tasks.locomotion_config import LocomotionEnvConfig
+    from envs.tasks.locomotion.config import LocomotionEnvConfig
 
     base = LocomotionEnvConfig()
     return dict(noise=dataclasses.replace(base.noise, scale=0.0), randomize_initial_episode_length=False,
@@ -129,12 +129,12 @@ def test_graphed_ppo_update_matches_the_eager_update():
 def test_runner_trains_on_the_warp_backend_with_graphs(tmp_path):
     """A few iterations of the real runner: the env step and the update are captured, and the run saves."""
     pytest.importorskip("mujoco_warp")
-    from configs.quadruped import quadruped_flat
+    from configs.catalog import get_task
     from envs.robots.quadruped import QUADRUPED
     from envs.tasks.locomotion import LocomotionEnv
     from rl_core.runner import OnPolicyRunner
 
-    cfg = quadruped_flat()
+    cfg = get_task("quadruped-flat").default_config()
     cfg = dataclasses.replace(cfg, env=dataclasses.replace(cfg.env, num_envs=N, backend="warp"),
                               runner=dataclasses.replace(cfg.runner, device="cuda", max_iterations=4, save_interval=2))
     env = LocomotionEnv(cfg.env, QUADRUPED, "cuda")

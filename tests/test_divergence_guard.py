@@ -10,7 +10,7 @@ import math
 import pytest
 import torch
 
-from configs.quadruped import quadruped_flat
+from configs.catalog import get_task
 from envs.robots.humanoid import HUMANOID
 from envs.robots.quadruped import QUADRUPED
 from envs.scenes.assemble import build
@@ -23,7 +23,7 @@ N, T = 8, 6
 
 
 def _config():
-    cfg = quadruped_flat()
+    cfg = get_task("quadruped-flat").default_config()
     return dataclasses.replace(
         cfg, env=dataclasses.replace(cfg.env, num_envs=N, backend="native", physics_threads=1),
         runner=dataclasses.replace(cfg.runner, num_steps_per_env=T, max_iterations=2, device="cpu"),
@@ -92,7 +92,7 @@ def test_planted_explosions_never_reach_the_storage_nor_the_logged_statistics():
     physics = env.env.physics.read()
     assert physics.qvel.abs().max() < env.env.bounds.base_ang_vel  # the worlds were reset, not left broken
     # logged statistics: means over the worlds that did not diverge
-    scalars = runner._reduce(env_log, {k: torch.zeros(()) for k in runner.alg.LOG_NAMES.values()}
+    scalars = runner.iteration_scalars(env_log, {k: torch.zeros(()) for k in runner.alg.LOG_NAMES.values()}
                              | {"nonfinite_updates": torch.zeros(())}, torch.ones(()))
     assert scalars["Train/invalid_transitions"] == 3
     assert scalars["Train/diverged_share"] == pytest.approx(3 / (T * N))

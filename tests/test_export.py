@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from configs.gym_tasks import cartpole
-from configs.quadruped import quadruped_flat
+from configs.catalog import get_task
 from deploy.onnx_policy import OnnxPolicy
 from envs.gym import GymVecEnv
 from envs.robots.quadruped import QUADRUPED
@@ -36,7 +36,7 @@ def _policy(env, cfg, seed: int = 0) -> ActorCritic:
 
 @pytest.fixture(scope="module")
 def quadruped():
-    cfg = quadruped_flat()
+    cfg = get_task("quadruped-flat").default_config()
     env_cfg = dataclasses.replace(cfg.env, num_envs=1, backend="native",
                                   noise=dataclasses.replace(cfg.env.noise, scale=0.0))
     env = LocomotionEnv(env_cfg.for_evaluation(), QUADRUPED)

@@ -16,7 +16,7 @@ import torch
 from deploy.onnx_policy import OnnxPolicy
 from deploy.sim2sim import load_scene
 from envs.registry import load_file_task
-from envs.tasks.locomotion_config import NoiseConfig
+from envs.tasks.locomotion.config import NoiseConfig
 from rl_core.export import export_onnx, policy_metadata
 from rl_core.modules.actor_critic import ActorCritic
 from tests.sim2sim_check import assert_sim2sim_observation_matches

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from configs.quadruped import quadruped_flat
+from configs.catalog import get_task
 from envs.robots.quadruped import QUADRUPED
 from envs.tasks.locomotion import LocomotionEnv
 from rl_core import checkpoint as ckpt
@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # ------------------------------------------------------------------------------------------- NaN physics
 def _small_quadruped():
-    cfg = quadruped_flat()
+    cfg = get_task("quadruped-flat").default_config()
     return dataclasses.replace(
         cfg, env=dataclasses.replace(cfg.env, num_envs=8, backend="native"),
         runner=dataclasses.replace(cfg.runner, num_steps_per_env=6, max_iterations=3, device="cpu"),

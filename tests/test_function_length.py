@@ -1,5 +1,6 @@
-"""No function over ``MAX_LINES`` lines (signature + body, ``end_lineno - lineno + 1``) in envs/, rl_core/ and
-tools/fault_campaign.py: a long function is several jobs that want names of their own (issue 26)."""
+"""No function over ``MAX_LINES`` lines (signature + body, ``end_lineno - lineno + 1``) anywhere in the project's
+code (every package, the tools, the benchmarks and the two CLIs; the tests are not measured): a long function is
+several jobs that want names of their own (issues 26 and 36)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 MAX_LINES = 80
-CHECKED = ("envs", "rl_core", "tools/fault_campaign.py")
+CHECKED = ("contract", "rl_core", "envs", "configs", "deploy", "apps", "fault_injection", "tools", "bench", "train.py",
+           "play.py")
 """Folders (walked recursively) and files whose functions are measured."""
 
 ALLOWED: dict[str, int] = {}

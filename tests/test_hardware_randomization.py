@@ -1,7 +1,7 @@
 """Training defaults that make a policy survive the hardware: action latency, motor strength, kp and kd factors.
 
-Each is off by default (nothing drawn, the task's rollout unchanged: ``tools/rollout_hash.py``); on, it acts on
-the physics as the rehearsal's changes act on the simulated robot.
+Each is off by default (nothing drawn, the task's rollout unchanged: ``tools/experiments/rollout_hash.py``); on, it acts
+on the physics as the rehearsal's changes act on the simulated robot.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import torch
 from envs.robots.quadruped import QUADRUPED
 from envs.tasks.locomotion import LocomotionEnv
 from envs.tasks.locomotion.randomization import fields_of
-from envs.tasks.locomotion_config import LocomotionEnvConfig, RandomizationConfig
+from envs.tasks.locomotion.config import LocomotionEnvConfig, RandomizationConfig
 from contract.errors import UserError
 
 N = 4

@@ -1,7 +1,8 @@
 """No host syncs in the rollout or the update: every call that would copy a device value to Python is counted.
 
 On a CPU tensor these calls are cheap, but on a GPU each one stalls the pipeline; counting them here keeps the
-loops clean without a GPU (``tools/gpu_sync_check.py`` checks the same on CUDA with torch's sync debug mode).
+loops clean without a GPU (``tools/experiments/gpu_sync_check.py`` checks the same on CUDA with torch's sync debug
+mode).
 """
 
 from __future__ import annotations

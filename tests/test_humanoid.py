@@ -11,7 +11,7 @@ from configs.humanoid import HUMANOID_ENV
 from envs.robots.humanoid import HUMANOID
 from envs.robots.mirror import foot_pairs, joint_mirror, observation_mirror, twin
 from envs.tasks.locomotion import LocomotionEnv
-from envs.tasks.locomotion_config import LocomotionEnvConfig, NoiseConfig, RandomizationConfig, RewardScales
+from envs.tasks.locomotion.config import LocomotionEnvConfig, NoiseConfig, RandomizationConfig, RewardScales
 
 N = 4
 

@@ -12,7 +12,7 @@ from configs.catalog import get_task
 from envs.robots.quadruped import LEGS, QUADRUPED
 from envs.tasks.locomotion import PRIVILEGED_TERMS, LocomotionEnv
 from envs.tasks.locomotion.observations import TERM_NAMES
-from envs.tasks.locomotion_config import LocomotionEnvConfig
+from envs.tasks.locomotion.config import LocomotionEnvConfig
 from rl_core.env_api import VecEnv
 from contract.errors import UserError
 from tests.locomotion_tasks import LOCOMOTION_TASKS, make_task_env

@@ -6,7 +6,7 @@ import dataclasses
 
 import torch
 
-from configs.quadruped import quadruped_flat
+from configs.catalog import get_task
 from envs.robots.quadruped import QUADRUPED
 from envs.tasks.locomotion import LocomotionEnv
 from rl_core import checkpoint as ckpt
@@ -14,7 +14,7 @@ from rl_core.runner import OnPolicyRunner
 
 
 def small_config():
-    cfg = quadruped_flat()
+    cfg = get_task("quadruped-flat").default_config()
     return dataclasses.replace(
         cfg,
         env=dataclasses.replace(cfg.env, num_envs=16, backend="native"),

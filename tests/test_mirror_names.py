@@ -15,7 +15,7 @@ from envs.robots.quadruped import QUADRUPED
 from envs.robots.spec import ActuatorGroup
 from envs.robots.sides import MirrorMap, has_twins, missing_twins, twins
 from envs.tasks.locomotion import LocomotionEnv
-from envs.tasks.locomotion_config import LocomotionEnvConfig, NoiseConfig, RandomizationConfig
+from envs.tasks.locomotion.config import LocomotionEnvConfig, NoiseConfig, RandomizationConfig
 from rl_core.config import PolicyConfig, AlgorithmConfig
 from rl_core.env_api import Symmetric
 from contract.errors import UserError

@@ -8,7 +8,7 @@ import torch
 
 from envs.robots.quadruped import QUADRUPED
 from envs.tasks.locomotion import LocomotionEnv
-from envs.tasks.locomotion_config import LocomotionEnvConfig
+from envs.tasks.locomotion.config import LocomotionEnvConfig
 from rl_core.env_api import StackedObservations, Symmetric
 from contract.errors import UserError
 

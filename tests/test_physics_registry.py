@@ -18,7 +18,7 @@ from envs.physics.native import NativePhysics
 from envs.physics.registry import BACKEND_CHOICES, BACKENDS, REGISTRY, BackendInfo
 from envs.robots.quadruped import QUADRUPED
 from envs.scenes.assemble import build
-from envs.tasks.locomotion_config import LocomotionEnvConfig
+from envs.tasks.locomotion.config import LocomotionEnvConfig
 from contract.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,7 +51,7 @@ def test_every_row_is_complete_and_auto_has_a_choice_per_listed_device():
     assert REGISTRY["native"].available() and REGISTRY["native"].runs_on == "cpu"
 
 
-@pytest.mark.parametrize("module", ["tools.speed_census", "bench.env_throughput"])
+@pytest.mark.parametrize("module", ["tools.experiments.speed_census", "bench.env_throughput"])
 def test_the_command_lines_offer_exactly_the_registry(module):
     out = subprocess.run([sys.executable, "-m", module, "--backend", "auto"], cwd=ROOT, capture_output=True,
                          text=True, timeout=120)

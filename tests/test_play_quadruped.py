@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from configs.quadruped import quadruped_flat
+from configs.catalog import get_task
 from envs.robots.quadruped import QUADRUPED
 from envs.tasks.locomotion import LocomotionEnv
 from rl_core.config_io import dump_yaml
@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="module")
 def checkpoint(tmp_path_factory):
     run = tmp_path_factory.mktemp("run")
-    cfg = quadruped_flat()
+    cfg = get_task("quadruped-flat").default_config()
     cfg = dataclasses.replace(cfg, env=dataclasses.replace(cfg.env, num_envs=8, backend="native"),
                               runner=dataclasses.replace(cfg.runner, num_steps_per_env=8, max_iterations=1,
                                                          device="cpu"),

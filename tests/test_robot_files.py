@@ -19,7 +19,7 @@ from envs.robots.spec import (FILE_ACTUATORS, ActuatorGroup, HeldJoints, JointPr
                               WeldedJoints)
 from envs.scenes.assemble import build
 from envs.tasks.locomotion import LocomotionEnv
-from envs.tasks.locomotion_config import LocomotionEnvConfig
+from envs.tasks.locomotion.config import LocomotionEnvConfig
 from contract.errors import UserError
 from tests.robot_models import BIPED_ARMS, BIPED_LEGS, biped_spec, humanoid_xml, quadruped_xml, write
 

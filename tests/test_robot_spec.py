@@ -17,7 +17,7 @@ from envs.robots.spec import FILE_ACTUATORS
 from envs.scenes.assemble import build
 from envs.tasks.locomotion import rewards as R
 from envs.tasks.locomotion import LocomotionEnv
-from envs.tasks.locomotion_config import NoiseConfig
+from envs.tasks.locomotion.config import NoiseConfig
 from contract.errors import UserError
 from tests.locomotion_tasks import EXAMPLE_TASK, make_task_env
 

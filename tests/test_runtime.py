@@ -18,7 +18,7 @@ from deploy.onnx_policy import OnnxPolicy
 from deploy.runtime.controller import Controller
 from deploy.runtime.robot import RobotState
 from envs.gym import GymVecEnv
-from envs.terrain.ground import yaw_of
+from envs.tasks.rotations import yaw_of
 from rl_core.export import export_onnx, policy_metadata
 from rl_core.modules.actor_critic import ActorCritic
 from contract.policy_format import FORMAT

@@ -25,7 +25,7 @@ from envs.robots.spec import FILE_ACTUATORS, HeldJoints, RobotSpec
 from envs.scenes.assemble import build
 from envs.tasks.locomotion import LocomotionEnv
 from envs.tasks.locomotion.export import held_servos
-from envs.tasks.locomotion_config import LocomotionEnvConfig, NoiseConfig
+from envs.tasks.locomotion.config import LocomotionEnvConfig, NoiseConfig
 from rl_core.config import PolicyConfig
 from contract.errors import UserError
 from rl_core.export import export_onnx, policy_metadata

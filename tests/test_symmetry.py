@@ -9,7 +9,7 @@ import torch
 
 from envs.robots.mirror import joint_mirror, twin
 from envs.tasks.locomotion import LocomotionEnv
-from envs.tasks.locomotion_config import NoiseConfig, RandomizationConfig
+from envs.tasks.locomotion.config import NoiseConfig, RandomizationConfig
 from rl_core.config import PolicyConfig, AlgorithmConfig, TrainConfig
 from rl_core.env_api import ActionSpec, Symmetric
 from contract.errors import ConfigError

@@ -79,8 +79,9 @@ def test_rough_scene_on_warp_at_64_worlds_for_300_steps():
 
 @pytest.mark.warp
 def test_warp_reports_a_world_with_a_contact_of_impossible_depth():
-    """The saved world of tools/warp_hfield_repro.py: mujoco_warp puts its foot 1.85 m inside the heightfield in
-    the 4th substep (MuJoCo C: 0.021 m); the backend reports it unstable (the task resets it), not its twin."""
+    """The saved world of tools/experiments/warp_hfield_repro.py: mujoco_warp puts its foot 1.85 m inside the
+    heightfield in the 4th substep (MuJoCo C: 0.021 m); the backend reports it unstable (the task resets it), not its
+    twin."""
     pytest.importorskip("mujoco_warp")
     from envs.physics.warp import MAX_CONTACT_DEPTH, WarpPhysics
     from envs.tasks.locomotion import RANDOMIZED_FIELDS

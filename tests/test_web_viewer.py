@@ -35,14 +35,14 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def quadruped_run(tmp_path_factory):
     """A quadruped-flat run folder with model_1.pt and model_2.pt (8 envs, 2 short iterations)."""
-    from configs.quadruped import quadruped_flat
+    from configs.catalog import get_task
     from envs.robots.quadruped import QUADRUPED
     from envs.tasks.locomotion import LocomotionEnv
     from rl_core.config_io import dump_yaml
     from rl_core.runner import OnPolicyRunner
 
     run = tmp_path_factory.mktemp("quadruped")
-    cfg = quadruped_flat()
+    cfg = get_task("quadruped-flat").default_config()
     cfg = dataclasses.replace(
         cfg, env=dataclasses.replace(cfg.env, num_envs=8, backend="native"),
         runner=dataclasses.replace(cfg.runner, num_steps_per_env=8, max_iterations=2, save_interval=1, device="cpu"),
@@ -183,7 +183,7 @@ def test_held_commands_last_through_resampling_and_resets():
 
     from envs.robots.quadruped import QUADRUPED
     from envs.tasks.locomotion import LocomotionEnv
-    from envs.tasks.locomotion_config import CommandConfig, LocomotionEnvConfig
+    from envs.tasks.locomotion.config import CommandConfig, LocomotionEnvConfig
 
     cfg = LocomotionEnvConfig(num_envs=4, backend="native", episode_length_s=0.3,
                               commands=CommandConfig(resample_s=0.1))

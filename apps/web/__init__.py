@@ -2,5 +2,5 @@
 
 ``shapes.py`` (geom meshes), ``scene.py`` (the robots and the floor in viser), ``session.py`` (the simulation:
 env, policy, commands; no viser), ``app.py`` (the page's controls and the real-time loop), ``probe.py`` (drives
-the page from a headless Chromium: the test and ``tools/web_viewer_bench.py``).
+the page from a headless Chromium: the test and ``tools/experiments/web_viewer_bench.py``).
 """

@@ -103,7 +103,8 @@ class WebViewer:
         server.gui.configure_theme(show_share_button=False, show_logo=False, control_width="medium")
         server.scene.set_up_direction("+z")
         # Plain lights, no environment map (its prefiltering) and no shadows: a browser without a GPU (software
-        # WebGL) then shows the first frame about twice as fast (tools/web_viewer_bench.py: 20 s -> 8-11 s at load 11).
+        # WebGL) then shows the first frame about twice as fast
+        # (tools/experiments/web_viewer_bench.py: 20 s -> 8-11 s at load 11).
         server.scene.configure_environment_map(None)
         server.scene.configure_default_lights(cast_shadow=False)
         self.session.followed = min(options.follow, session.num_envs - 1)

@@ -1,5 +1,5 @@
 """Drive ``play.py --web`` from a real headless browser: the test (tests/test_web_viewer.py) and the measurement
-(``python -m tools.web_viewer_bench``) share this.
+(``python -m tools.experiments.web_viewer_bench``) share this.
 
 The browser is Debian's ``chromium`` package (``/usr/bin/chromium``) rendering WebGL in software (SwiftShader),
 driven by Playwright's Python package over its own protocol (Playwright's browser download is not needed).

@@ -17,14 +17,14 @@ from typing import Any
 import numpy as np
 import torch
 
-from envs.tasks.locomotion_config import LocomotionEnvConfig
+from envs.tasks.locomotion.config import LocomotionEnvConfig
 from contract.errors import UserError
 
 _NAME = re.compile(r"model_(\d+)\.pt$")
 TORCH_THREADS = 1
 """Torch threads of the viewer's process: a batch of a few robots gains nothing from more, and on a busy machine
 they wait on each other (16 quadruped-rough robots at load 10: 51 ms a step with 2 threads, 10 ms with 1;
-``tools/web_viewer_bench.py --step-cost``)."""
+``tools/experiments/web_viewer_bench.py --step-cost``)."""
 PUSH_SPEED = 1.0
 """Speed (m/s) of the push button's kick to the followed robot's base, in a random horizontal direction."""
 

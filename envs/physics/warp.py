@@ -12,7 +12,7 @@
   own estimate for the model). A world whose buffers overflowed lost contacts or constraints in that step:
   it is reported as ``unstable`` and the task resets it, as it does a diverged one. So is a world with a contact
   deeper than ``MAX_CONTACT_DEPTH`` at the last substep: mujoco_warp 4.0's heightfield collision can report a
-  foot 1.85 m inside the terrain and throw the robot off (``tools/warp_hfield_repro.py``, docs/backends.md).
+  foot 1.85 m inside the terrain and throw the robot off (``tools/experiments/warp_hfield_repro.py``, docs/backends.md).
   Warp does not reset a diverged simulation itself; the task detects NaN / huge velocities, as on MJX.
 
 Warp is imported here only. Its kernel cache lives under ``LEGGED_MJX_WARP_CACHE`` (default

@@ -22,7 +22,7 @@ from envs.robot_check.text import num, pct
 from envs.robot_check.trials import Standing, is_biped, quiet_mujoco_warnings, standing
 from envs.robots.resolved import ResolvedRobot
 from envs.tasks.locomotion import LocomotionEnv
-from envs.tasks.locomotion_config import LocomotionEnvConfig
+from envs.tasks.locomotion.config import LocomotionEnvConfig
 from contract.errors import UserError
 
 RANDOM_ROLLOUTS = ROLLOUTS

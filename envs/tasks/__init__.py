@@ -7,5 +7,5 @@
     observations.py   ObservationLayout: layout, noise, export scales, mirror rules derived from the table
     graphed_step.py   the task logic of a step captured and replayed as a CUDA graph
     bounds.py         speed bounds of a robot beyond which a world has diverged;  rotations.py: quaternions
-    locomotion/       velocity tracking for legged robots (+ locomotion_config.py, its typed config)
+    locomotion/       velocity tracking for legged robots (+ locomotion/config.py, its typed config)
 """

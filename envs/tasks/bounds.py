@@ -8,7 +8,7 @@ gets its own, and are far beyond what the robot can do:
   legged locomotion: walking stays below about 0.7, fast quadruped robots reach about 2.5-3, a galloping cheetah
   about 10 (30 m/s on 0.9 m legs). With the default 1 m/s pushes the built-in quadruped's bound is 10.0 m/s, the
   humanoid's 16.8 m/s; under random actions and a push every second their bases stay below 2.0 and 3.4 m/s
-  (``tools/speed_census.py``).
+  (``tools/experiments/speed_census.py``).
 - base angular speed: ``CHEETAH_FROUDE * sqrt(g * h)`` over ``h``: a base spinning faster moves a point at one
   base height from its centre faster than a cheetah runs (quadruped 57 rad/s, humanoid 32 rad/s; seen: 16 and
   10 rad/s: a tumble is fast).

@@ -13,8 +13,6 @@ from typing import Literal, Optional
 
 from rl_core.config_io import check_types, require
 
-TILE_TYPES = ("flat", "rough", "slope_up", "slope_down", "stairs_up", "stairs_down", "obstacles", "gaps")
-"""Tile types; ``up`` / ``down`` is what a robot starting on the tile's centre meets walking outwards."""
 MEDIUM_LEVEL = 5
 """The issue's "medium" difficulty with the default per-level steps: stairs of 7 cm, slopes of 15 degrees, rough
 ground of 4 cm (play.py ``--terrain``'s default level)."""
@@ -22,7 +20,8 @@ ground of 4 cm (play.py ``--terrain``'s default level)."""
 
 @dataclass(frozen=True)
 class TerrainProportions:
-    """Share of the columns of each tile type (normalized to sum 1; 0 leaves a type out)."""
+    """Share of the columns of each tile type (normalized to sum 1; 0 leaves a type out). A new tile type is one
+    field here and its maker in ``envs/terrain/generator.py`` (``TILES``)."""
 
     flat: float = 0.1
     """Flat ground."""
@@ -52,6 +51,12 @@ class TerrainProportions:
 
     def as_dict(self) -> dict[str, float]:
         return {name: getattr(self, name) for name in TILE_TYPES}
+
+
+TILE_TYPES: tuple[str, ...] = tuple(f.name for f in fields(TerrainProportions))
+"""Tile types: the fields of ``TerrainProportions``, each declared once there with its default share and what it
+is (``up`` / ``down`` is what a robot starting on the tile's centre meets walking outwards); the generator's
+``TILES`` gives each its heights, checked at import."""
 
 
 @dataclass(frozen=True)

@@ -169,7 +169,7 @@ def _gaps(g: _TileGrid, level: int, cfg: TerrainConfig, rng: np.random.Generator
     return np.where((g.r >= half_platform) & (g.r < half_platform + width), -GAP_DEPTH, 0.0)
 
 
-_TILES: dict[str, Callable[[_TileGrid, int, TerrainConfig, np.random.Generator], np.ndarray]] = {
+TILES: dict[str, Callable[[_TileGrid, int, TerrainConfig, np.random.Generator], np.ndarray]] = {
     "flat": _flat,
     "rough": _rough,
     "slope_up": lambda g, level, cfg, rng: _slope(g, level, cfg, up=True),
@@ -179,14 +179,17 @@ _TILES: dict[str, Callable[[_TileGrid, int, TerrainConfig, np.random.Generator],
     "obstacles": _obstacles,
     "gaps": _gaps,
 }
-"""Tile type -> heights of one tile (float64, ``[n, n]``); the keys are ``TILE_TYPES``."""
+"""Tile type -> heights of one tile (float64, ``[n, n]``); the keys are ``TILE_TYPES`` (the fields of
+``TerrainProportions``), in their order."""
+if tuple(TILES) != TILE_TYPES:
+    raise ValueError(f"terrain: the tile makers {tuple(TILES)} are not the tile types {TILE_TYPES}")
 
 
 def make_tile(kind: str, level: int, cfg: TerrainConfig, rng: np.random.Generator) -> np.ndarray:
     """Heights ``[n, n]`` (m) of one tile of type ``kind`` at ``level``; its edge is at height 0."""
-    if kind not in _TILES:
+    if kind not in TILES:
         raise ValueError(f"unknown tile type {kind!r}; types: {', '.join(TILE_TYPES)}")
-    return _TILES[kind](_grid(cfg), level, cfg, rng).astype(np.float32)
+    return TILES[kind](_grid(cfg), level, cfg, rng).astype(np.float32)
 
 
 def _bilinear(grid: np.ndarray, px: np.ndarray, py: np.ndarray) -> np.ndarray:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import torch
 
-from envs.tasks.rotations import yaw_of as yaw_of  # noqa: F401  # moved there: importers of it here still work
 from envs.terrain.config import HeightScanConfig, TerrainConfig
 from envs.terrain.generator import Terrain
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from configs.locomotion import flat_task
 from envs.robots.spec import FILE_ACTUATORS, RobotSpec, SimOverrides
-from envs.tasks.locomotion_config import LocomotionEnvConfig, RewardScales
+from envs.tasks.locomotion.config import LocomotionEnvConfig, RewardScales
 
 ANYMAL_LIKE = RobotSpec(
     name="anymal_like",

@@ -7,7 +7,7 @@ import math
 import torch
 
 from envs.tasks.locomotion.state import LocomotionState
-from envs.tasks.locomotion_config import CommandConfig
+from envs.tasks.locomotion.config import CommandConfig
 from envs.tasks.rotations import yaw_of
 from contract import breakdown
 

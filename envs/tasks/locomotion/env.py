@@ -42,7 +42,7 @@ from envs.tasks.locomotion.randomization import Randomizer, fields_of
 from envs.tasks.locomotion.state import PRIVILEGED_TERMS, LocomotionState
 from envs.tasks.locomotion.step import Addresses, Step
 from envs.tasks.locomotion.terminations import Judge
-from envs.tasks.locomotion_config import LocomotionEnvConfig
+from envs.tasks.locomotion.config import LocomotionEnvConfig
 from envs.tasks.observations import ObservationLayout
 from envs.tasks.reward_terms import weights_of
 from envs.terrain.generator import generate
@@ -78,8 +78,6 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
     """The task's config."""
 
     def __init__(self, cfg: LocomotionEnvConfig, robot: RobotSpec, device: torch.device | str = "cpu"):
-        if not isinstance(robot, RobotSpec):  # e.g. the former LocomotionEnv(cfg, device)
-            raise TypeError(f"LocomotionEnv(cfg, robot, device): robot must be a RobotSpec, not {type(robot).__name__}")
         self.cfg = cfg
         observations.check()
         self.terrain = generate(cfg.terrain) if cfg.terrain.type == "generated" else None

@@ -20,7 +20,7 @@ import numpy as np
 from envs.robots.resolved import ResolvedRobot
 from envs.scenes.assemble import build
 from envs.tasks.locomotion.commands import COMMANDS
-from envs.tasks.locomotion_config import LocomotionEnvConfig
+from envs.tasks.locomotion.config import LocomotionEnvConfig
 from envs.tasks.observations import ObservationLayout
 from envs.tasks.scene_bytes import scene_bytes
 from envs.terrain.generator import Terrain

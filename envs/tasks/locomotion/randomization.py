@@ -19,7 +19,7 @@ import torch
 from envs.physics.base import Physics
 from envs.tasks.locomotion.state import LocomotionState
 from envs.tasks.locomotion.step import Addresses
-from envs.tasks.locomotion_config import RandomizationConfig
+from envs.tasks.locomotion.config import RandomizationConfig
 from envs.tasks.rotations import from_yaw
 from envs.terrain.ground import Ground
 

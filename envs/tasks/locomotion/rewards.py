@@ -2,7 +2,7 @@
 
 A term is a function of the step's ``Context`` returning ``[N]`` values before weighting, registered under its
 own name with ``@term`` (``envs/tasks/reward_terms.py``); its weight is the field of that name in ``RewardScales``
-(``locomotion_config.py``; a zero weight switches it off). A new reward is one function here and one weight
+(``locomotion/config.py``; a zero weight switches it off). A new reward is one function here and one weight
 there; a quantity no term had yet is one property of ``Step`` (``step.py``). At start-up ``check_weights`` makes
 sure the weights and the table name the same terms. Terms are pure: tests check each on hand-built contexts.
 """
@@ -15,7 +15,7 @@ import torch
 
 from envs.tasks.locomotion.state import LocomotionState
 from envs.tasks.locomotion.step import Step
-from envs.tasks.locomotion_config import RewardParams
+from envs.tasks.locomotion.config import RewardParams
 from envs.tasks.reward_terms import RewardTerms
 from envs.tasks.rotations import yaw_of
 

@@ -11,7 +11,7 @@ import torch
 
 from envs.tasks.bounds import SpeedBounds
 from envs.tasks.locomotion.step import Addresses, Step
-from envs.tasks.locomotion_config import LocomotionEnvConfig
+from envs.tasks.locomotion.config import LocomotionEnvConfig
 
 MAX_SANE_QVEL = 1e3
 """A generalized velocity beyond this (m/s or rad/s) means the simulation has diverged (any robot; each robot

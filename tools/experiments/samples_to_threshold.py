@@ -1,6 +1,6 @@
 """Env steps (and wall time) until a locomotion run's training rollouts first track within the thresholds.
 
-    python -m tools.samples_to_threshold runs/symmetry/none/quadruped-flat/seed* [--json out.json]
+    python -m tools.experiments.samples_to_threshold runs/symmetry/none/quadruped-flat/seed* [--json out.json]
 
 Reads each run's TensorBoard scalars ``Env/lin_vel_error`` and ``Env/yaw_rate_error`` (the rollouts' means per
 iteration: stochastic policy, noise, pushes) and prints the first iteration where both are within the

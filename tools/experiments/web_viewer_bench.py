@@ -1,7 +1,8 @@
 """Measure ``play.py --web`` in a real headless browser: time to the first frame, updates per second, CPU share.
 
-    python -m tools.web_viewer_bench --checkpoint runs/quadruped-flat/<run> [--num-envs 16] [--screenshot page.png]
-    python -m tools.web_viewer_bench --checkpoint runs/quadruped-rough/<run> --step-cost   # no browser
+    python -m tools.experiments.web_viewer_bench --checkpoint runs/quadruped-flat/<run> [--num-envs 16]
+                                                 [--screenshot page.png]
+    python -m tools.experiments.web_viewer_bench --checkpoint runs/quadruped-rough/<run> --step-cost   # no browser
 
 Starts Chromium (Debian's, software WebGL) first, then the server; from the moment the server prints its URL it
 measures: the page's controls shown, the robot visible (the followed robot's colour in a screenshot of the
@@ -22,7 +23,7 @@ from pathlib import Path
 
 from apps.web import probe
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def main() -> None:

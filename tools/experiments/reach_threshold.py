@@ -1,6 +1,6 @@
 """Env steps (and wall time) until an ``arm-reach`` run's training episodes first end within the distance threshold.
 
-    python -m tools.reach_threshold runs/arm-reach/<run> [--threshold 0.02]
+    python -m tools.experiments.reach_threshold runs/arm-reach/<run> [--threshold 0.02]
 
 Reads each run's TensorBoard scalar ``Episode/final_distance`` (the mean fingertip-to-target distance at the end
 of the last 100 finished training episodes: stochastic policy, observation noise) and prints the first

@@ -1,8 +1,8 @@
 """SHA-256 of what short seeded trainings learned: run it on two checkouts to show a learner change is bit-identical.
 
-    python -m tools.learner_hash                                  # this checkout, every configuration
-    python -m tools.learner_hash --checkout /path/to/other --python /path/to/other/.venv/bin/python
-    python -m tools.learner_hash --only cartpole quadruped        # some configurations
+    python -m tools.experiments.learner_hash                                  # this checkout, every configuration
+    python -m tools.experiments.learner_hash --checkout /path/to/other --python /path/to/other/.venv/bin/python
+    python -m tools.experiments.learner_hash --only cartpole quadruped        # some configurations
 
 Each configuration runs the checkout's ``train.py`` for 2 iterations (seed 1, CPU) and hashes its checkpoint (the
 policy and its normalizers, the optimizer state and learning rate, the RNG states, episode statistics, the
@@ -88,7 +88,7 @@ def run(checkout: Path, python: str, name: str, work: Path, teacher: Path) -> tu
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--checkout", type=Path, default=Path(__file__).resolve().parents[1],
+    parser.add_argument("--checkout", type=Path, default=Path(__file__).resolve().parents[2],
                         help="the checkout whose train.py runs (default: this one)")
     parser.add_argument("--python", default=sys.executable, help="its Python (default: this one)")
     parser.add_argument("--only", nargs="+", choices=list(CONFIGS), help="these configurations (default: all)")

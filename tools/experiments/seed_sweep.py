@@ -1,6 +1,7 @@
 """Train a task with its default config for several seeds and print a results table row per seed.
 
-    python -m tools.seed_sweep --task CartPole-v1 --seeds 1 2 3 [--out-dir runs/sweeps] [extra train.py args ...]
+    python -m tools.experiments.seed_sweep --task CartPole-v1 --seeds 1 2 3 [--out-dir runs/sweeps]
+                                           [extra train.py args ...]
 
 This is the command behind the README's results table.
 """
@@ -13,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def main() -> int:

@@ -1,6 +1,6 @@
 """Do two CycloneDDS versions exchange Unitree's messages? Publish and subscribe between this Python and another.
 
-    python -m tools.dds_interop --other-python /path/to/venv/bin/python [--json]
+    python -m tools.experiments.dds_interop --other-python /path/to/venv/bin/python [--json]
 
 For each message (a ``unitree_go`` and a ``unitree_hg`` LowCmd_, nested structs, and the flat
 ``legged_mjx.msg.dds_.BaseVelocity_``) and each direction, one process publishes 200 samples at 100 Hz on loopback
@@ -24,7 +24,7 @@ from typing import Any
 
 from contract.errors import OneLineParser
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SENT = 200
 MESSAGES = ("unitree_go/LowCmd_", "unitree_hg/LowCmd_", "BaseVelocity_")
 
@@ -67,7 +67,7 @@ def _node(role: str, message: str, domain: int) -> None:
 
 def _case(pub: str, sub: str, message: str, domain: int) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    args = ["-m", "tools.dds_interop", "--node", "{role}", "--message", message, "--domain", str(domain)]
+    args = ["-m", "tools.experiments.dds_interop", "--node", "{role}", "--message", message, "--domain", str(domain)]
     s = subprocess.Popen([sub, *[a.format(role="sub") for a in args]], cwd=ROOT, env=env, text=True,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     time.sleep(0.5)
@@ -89,7 +89,7 @@ def _case(pub: str, sub: str, message: str, domain: int) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
-    p = OneLineParser(prog="python -m tools.dds_interop", description=__doc__.splitlines()[0])
+    p = OneLineParser(prog="python -m tools.experiments.dds_interop", description=__doc__.splitlines()[0])
     p.add_argument("--other-python", help="interpreter with the other cyclonedds version")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.add_argument("--node", choices=("pub", "sub"), help=argparse.SUPPRESS)

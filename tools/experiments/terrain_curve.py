@@ -1,6 +1,6 @@
 """Mean terrain level (and episode success) vs wall time of rough-terrain runs, from their TensorBoard logs.
 
-    python -m tools.terrain_curve runs/quadruped-rough/<run> [more runs ...] --out docs/terrain_level.png
+    python -m tools.experiments.terrain_curve runs/quadruped-rough/<run> [more runs ...] --out docs/terrain_level.png
 
 The x axis is training wall time: a pause of more than a minute between two iterations (a run stopped and
 resumed with ``--resume``) is left out. Left axis: ``Env/terrain_level`` (the envs' mean curriculum level, 0 to

@@ -1,7 +1,7 @@
 """Learning curve of a locomotion run: tracking errors vs wall time, with the deterministic evaluation of
 every checkpoint, and the thresholds. Writes a PNG and a JSON of the evaluations.
 
-    python -m tools.tracking_curve runs/quadruped-flat/<run> --out docs/quadruped_curve.png
+    python -m tools.experiments.tracking_curve runs/quadruped-flat/<run> --out docs/quadruped_curve.png
 
 Lines: the training rollouts' errors per iteration (stochastic policy, noise, pushes). Markers: ``play.py``
 on each checkpoint (deterministic policy, 100 episodes of 20 s, commands from the training ranges).
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from tools.plot_curves import finish, read_scalars
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def main() -> None:

@@ -1,7 +1,7 @@
 """The learning rate and KL after every PPO minibatch of a short run: how the adaptive schedule moves within an
 iteration (the logged ``Loss/learning_rate`` is only its value after the last minibatch).
 
-    python -m tools.lr_trace --task Hopper-v5 --iterations 20 [section.field=value ...]
+    python -m tools.experiments.lr_trace --task Hopper-v5 --iterations 20 [section.field=value ...]
 
 Prints, per iteration: the learning rate after the first, the smallest, the largest and the last minibatch, the
 share of minibatches that ended at the floor (1e-5), and the KL (rollout policy vs current) of the first and last

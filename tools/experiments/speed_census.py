@@ -8,7 +8,7 @@ robot-derived bounds of ``envs/tasks/bounds.py``. On MuJoCo Warp also the buffer
 and constraint rows any world had, against ``nconmax`` / ``njmax``) and how many world-steps raised each overflow
 flag. docs/backends.md quotes it:
 
-    python -m tools.speed_census --task quadruped-rough --backend native --num-envs 1024 --steps 150
+    python -m tools.experiments.speed_census --task quadruped-rough --backend native --num-envs 1024 --steps 150
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ push every second) got a foot-heightfield contact 1.85 m deep and was thrown off
 that one world into MuJoCo C and into MuJoCo Warp (one world) and steps both substep by substep, printing the
 deepest contact (its geoms and depth) and the largest speed after each:
 
-    python -m tools.warp_hfield_repro            [--device cpu|cuda]  [--state fault_injection/warp_hfield_state.json]
+    python -m tools.experiments.warp_hfield_repro  [--device cpu|cuda]  [--state fault_injection/warp_hfield_state.json]
 """
 
 from __future__ import annotations

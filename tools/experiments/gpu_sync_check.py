@@ -1,6 +1,6 @@
 """Count host syncs in the rollout and in the PPO update on a CUDA device (torch's sync debug mode).
 
-    python -m tools.gpu_sync_check [--task quadruped-flat] [--num-envs 512] [--iterations 2]
+    python -m tools.experiments.gpu_sync_check [--task quadruped-flat] [--num-envs 512] [--iterations 2]
 
 One warm-up iteration (compilation, allocator), then ``--iterations`` iterations with
 ``torch.cuda.set_sync_debug_mode("warn")``: every synchronizing call in ``collect()`` and ``update()`` is
@@ -17,7 +17,7 @@ import sys
 import warnings
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def main() -> int:

@@ -3,8 +3,8 @@
 Run it on two checkouts to show that a change left the quadruped's rollouts bit-identical (native MuJoCo, one
 thread, random actions; pushes and resets included):
 
-    OMP_NUM_THREADS=1 PYTHONPATH=/path/to/checkout python tools/rollout_hash.py
-    OMP_NUM_THREADS=1 PYTHONPATH=/path/to/checkout python tools/rollout_hash.py --robot humanoid
+    OMP_NUM_THREADS=1 PYTHONPATH=/path/to/checkout python tools/experiments/rollout_hash.py
+    OMP_NUM_THREADS=1 PYTHONPATH=/path/to/checkout python tools/experiments/rollout_hash.py --robot humanoid
 
 ``--robot humanoid`` hashes the built-in humanoid with ``humanoid-flat``'s env (``configs/humanoid.HUMANOID_ENV``).
 The script imports the project from PYTHONPATH, so this file can hash a checkout older than its ``--robot`` option.
@@ -58,7 +58,7 @@ def task_env(name: str, num_envs: int) -> Any:
 def robot_env(robot: str, num_envs: int) -> Any:
     """The built-in quadruped's or humanoid's flat env: native MuJoCo on one thread."""
     from envs.tasks.locomotion import LocomotionEnv
-    from envs.tasks.locomotion_config import LocomotionEnvConfig
+    from envs.tasks.locomotion.config import LocomotionEnvConfig
 
     if robot == "humanoid":
         from configs.humanoid import HUMANOID_ENV

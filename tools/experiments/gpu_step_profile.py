@@ -1,6 +1,6 @@
 """Where a quadruped-flat env step spends its time on a GPU: host dispatch vs device work vs idle device.
 
-    python -m tools.gpu_step_profile [--num-envs 4096] [--steps 50] [--collisions feet] [--trace trace.json]
+    python -m tools.experiments.gpu_step_profile [--num-envs 4096] [--steps 50] [--collisions feet] [--trace trace.json]
 
 For raw physics (``physics.step``) and the full env step it reports, per control step:
 - wall: the loop's time with one device sync at the end (what training sees);
@@ -18,7 +18,7 @@ import argparse
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     from envs.robots.quadruped import QUADRUPED
 
     from envs.tasks.locomotion import LocomotionEnv
-    from envs.tasks.locomotion_config import LocomotionEnvConfig
+    from envs.tasks.locomotion.config import LocomotionEnvConfig
 
     device = torch.device(args.device)
     cuda = device.type == "cuda"

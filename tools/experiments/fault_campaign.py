@@ -1,7 +1,7 @@
 """Inject every fault the trainer must survive, many times, and print the fault table (docs/reliability.md).
 
-    python -m tools.fault_campaign [--repeats 10] [--out docs/fault_table.md]
-    python -m tools.fault_campaign --only signals        # the signal rows alone (a few minutes)
+    python -m tools.experiments.fault_campaign [--repeats 10] [--out docs/fault_table.md]
+    python -m tools.experiments.fault_campaign --only signals        # the signal rows alone (a few minutes)
 
 Faults: a bad value for every CLI flag of train.py and play.py and for config overrides; damaged, foreign and
 malicious checkpoints (given to play.py and to train.py --resume); NaN physics; NaN learning; SIGKILL at random
