@@ -35,10 +35,8 @@ import torch
 from envs.physics.base import PhysicsReadout
 from envs.physics.cpu_threads import single_threaded
 from envs.physics.factory import make_physics, resolve_backend
-from envs.tasks.divergence import diverged as diverged_worlds
 from envs.tasks.graphed_step import GraphedStep
 from envs.tasks.mujoco_config import MujocoEnvConfig
-from envs.tasks.report import step_log
 from envs.tasks.reward_terms import RewardTerms
 from envs.tasks.state import TaskState
 from rl_core.env_api import ActionSpec, Obs, StepInfo
@@ -326,6 +324,34 @@ class MujocoTask(Generic[S]):
     def episode_steps(self, seconds: float) -> int:
         """Control steps in ``seconds`` (rounded up)."""
         return math.ceil(seconds / self.dt)
+
+
+def diverged_worlds(r: PhysicsReadout, reward: torch.Tensor, too_fast: torch.Tensor) -> torch.Tensor:
+    """The divergence test every family shares, ``[N]`` bool: a non-finite ``qpos`` / ``qvel`` or ``reward``,
+    ``too_fast`` (the family's speed bounds) or the backend's own alarm (the observation's own check comes later, in
+    the step). A diverged world is terminated, ``invalid`` (never learned from, never a success), its reward zeroed
+    and reset."""
+    finite = torch.isfinite(r.qpos).all(1) & torch.isfinite(r.qvel).all(1)
+    out = ~finite | too_fast
+    out |= ~torch.isfinite(reward)
+    if r.unstable is not None:
+        out |= r.unstable.to(reward.device)
+    return out
+
+
+def step_log(terms: torch.Tensor, names: list[str], valid: torch.Tensor, measures: dict[str, torch.Tensor],
+             terminated: torch.Tensor, truncated: torch.Tensor, is_diverged: torch.Tensor) -> dict[str, torch.Tensor]:
+    """``Env/<name>`` of one step: each reward term's mean (``terms [T, N]``, weighted), the family's ``measures``
+    and the done shares, over the worlds that did not diverge (a diverged world's values can be huge or NaN); the
+    diverged share. One reduction for all, no host sync."""
+    n = valid.float().sum().clamp(min=1.0)
+    rows = [*measures.values(), terminated.float(), truncated.float()]
+    stacked = torch.cat([terms, torch.stack(rows)])
+    means = torch.where(valid, stacked, torch.zeros_like(stacked)).sum(1) / n
+    keys = [f"rew_{name}" for name in names] + [*measures, "terminated", "truncated"]
+    out = dict(zip(keys, means.unbind(), strict=True))
+    out["diverged"] = is_diverged.float().mean()
+    return out
 
 
 def columns(addresses: tuple[int, ...], device: torch.device) -> slice | torch.Tensor:

@@ -294,7 +294,7 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
     # ------------------------------------------------------------------------------------ observations
     def step_of(self, r: PhysicsReadout) -> Step:
         """The named quantities of a readout."""
-        return Step(r, self.adr, self.num_feet, bool(self.robot.num_held))
+        return Step(r, self.adr, self.num_feet, self.held_pos is not None)
 
     def kinematics(self, r: PhysicsReadout) -> dict[str, torch.Tensor]:
         """Base velocities and gravity in the base frame, joint states and contact forces of a readout (what

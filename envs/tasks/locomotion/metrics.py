@@ -1,4 +1,4 @@
-"""What a velocity-tracking step reports beyond the shared log (``envs/tasks/report.py``): the per-step metrics
+"""What a velocity-tracking step reports beyond the shared log (``envs/tasks/base.py``: step_log): the per-step metrics
 the evaluator averages and the commands it bins them by."""
 
 from __future__ import annotations

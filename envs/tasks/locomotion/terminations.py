@@ -1,6 +1,7 @@
 """When a velocity-tracking episode ends: a fall (terminated) or a speed beyond the robot's bounds (the robot's
-part of the shared divergence test, ``envs/tasks/divergence.py``: terminated, not learned from); the time-out and
-the generated terrain's edge (truncated, bootstrapped) are the base's recipe and ``Ground.outside``."""
+part of the shared divergence test, ``diverged_worlds`` in ``envs/tasks/base.py``: terminated, not learned from);
+the time-out and the generated terrain's edge (truncated, bootstrapped) are the base's recipe and
+``Ground.outside``."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ class Judge:
 
     def too_fast(self, qvel: torch.Tensor) -> torch.Tensor:
         """``[N]`` bool: a speed beyond ``MAX_SANE_QVEL`` or the robot's bounds (the family's part of the shared
-        divergence test, ``envs/tasks/divergence.py``)."""
+        divergence test, ``envs/tasks/base.py``: diverged_worlds)."""
         return (qvel.abs() > MAX_SANE_QVEL).any(1) | self.beyond_bounds(qvel)
 
     def beyond_bounds(self, qvel: torch.Tensor) -> torch.Tensor:
