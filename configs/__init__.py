@@ -1,3 +1,8 @@
-"""Per-task configs. Importing this package registers the built-in tasks."""
+"""Per-task configs. Importing this package registers the built-in tasks: every module of the package is imported
+(a new task family's ``configs/<family>.py`` registers its tasks without an edit here)."""
 
-from configs import atari_tasks, distillation, gym_tasks, humanoid, quadruped, reach  # noqa: F401
+import importlib
+import pkgutil
+
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")
