@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import mujoco
 import torch
 
 from envs.physics.base import Physics, PhysicsRequest
@@ -30,13 +29,9 @@ def require_backend(backend: str, flag: str) -> None:
         raise UserError(f"{flag}={backend} needs {REGISTRY[backend].needs}")
 
 
-def make_physics(model: mujoco.MjModel, num_envs: int, nsubsteps: int, model_fields: tuple[str, ...], backend: str,
-                 device: torch.device, threads: int = 0, mjx_impl: str = "jax", nconmax: int | None = None,
-                 njmax: int | None = None) -> Physics:
-    """``backend``: a name of ``envs/physics/registry.py`` (not ``auto``: see ``resolve_backend``); ``threads``:
-    native's C threads; ``mjx_impl``: MJX's implementation; ``nconmax`` / ``njmax``: Warp's contact and
-    constraint buffers per world, None for its estimate."""
+def make_physics(backend: str, request: PhysicsRequest) -> Physics:
+    """The simulations of ``request`` on ``backend``: a name of ``envs/physics/registry.py`` (not ``auto``: see
+    ``resolve_backend``)."""
     if backend not in REGISTRY:
         raise UserError(f"env.backend={backend!r} is not allowed; expected one of {', '.join(BACKEND_CHOICES)}")
-    request = PhysicsRequest(model, num_envs, nsubsteps, model_fields, device, threads, mjx_impl, nconmax, njmax)
     return REGISTRY[backend].create(request)

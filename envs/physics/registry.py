@@ -41,6 +41,9 @@ class BackendInfo:
     """Whether its libraries are installed (checked without importing them)."""
     needs: str
     """What to install when it is not available (ends a one-line error)."""
+    graph_capturable: bool = False
+    """Its state lives in fixed device memory that torch reads and writes in place, so on a GPU the task logic
+    around its step can be captured and replayed as a CUDA graph (``envs/tasks/graphed_step.py``)."""
 
 
 def _native(request: PhysicsRequest) -> Physics:
@@ -66,7 +69,7 @@ REGISTRY: dict[str, BackendInfo] = {
                           lambda: True, "mujoco (a base dependency)"),
     "warp": BackendInfo(_warp, "MuJoCo Warp driven from torch, CUDA graphs; the GPU default when installed",
                         "device", ("cuda",), lambda: installed("warp", "mujoco_warp"),
-                        "warp-lang and mujoco-warp: pip install -e '.[warp]'"),
+                        "warp-lang and mujoco-warp: pip install -e '.[warp]'", graph_capturable=True),
     "mjx": BackendInfo(_mjx, "MJX (JAX): jit(vmap(substeps)), DLPack to torch", "device", ("cuda",),
                        lambda: installed("jax", "mujoco.mjx"), "JAX and mujoco-mjx: pip install -e '.[mjx]'"),
 }

@@ -32,9 +32,10 @@ from typing import Any, Generic, TypeVar
 import mujoco
 import torch
 
-from envs.physics.base import PhysicsReadout
+from envs.physics.base import PhysicsReadout, PhysicsRequest
 from envs.physics.cpu_threads import single_threaded
 from envs.physics.factory import make_physics, resolve_backend
+from envs.physics.registry import REGISTRY
 from envs.tasks.graphed_step import GraphedStep
 from envs.tasks.mujoco_config import MujocoEnvConfig
 from envs.tasks.reward_terms import RewardTerms
@@ -72,8 +73,9 @@ class MujocoTask(Generic[S]):
         self.backend = resolve_backend(cfg.backend, device)
         self.model = model
         self.num_envs = cfg.num_envs
-        self.physics = make_physics(model, cfg.num_envs, cfg.decimation, randomized_fields, self.backend, device,
-                                    cfg.physics_threads, cfg.mjx_impl, cfg.warp_nconmax, cfg.warp_njmax)
+        self.physics = make_physics(self.backend, PhysicsRequest(
+            model, cfg.num_envs, cfg.decimation, randomized_fields, device, cfg.physics_threads, cfg.mjx_impl,
+            cfg.warp_nconmax, cfg.warp_njmax))
         self.device = self.physics.device
         self.dt = cfg.decimation * model.opt.timestep
         """Control period (s)."""
@@ -103,7 +105,7 @@ class MujocoTask(Generic[S]):
         """Targets of the held joints, appended after the trained ones (None: none held)."""
         self.ctrl_order: torch.Tensor | None = None
         """Index into the targets of each actuator (None: the actuators are in target order)."""
-        graphable = cfg.cuda_graph and self.backend == "warp" and self.device.type == "cuda"
+        graphable = cfg.cuda_graph and REGISTRY[self.backend].graph_capturable and self.device.type == "cuda"
         self.graphed = GraphedStep(self.state, self._act, self._finish_step, state.names(),
                                    self.generator) if graphable else None
         """The step's task logic as a replayed CUDA graph (MuJoCo Warp on a GPU), else None."""
