@@ -43,7 +43,7 @@ def test_graphed_env_step_matches_the_eager_step():
         torch.testing.assert_close(oa["policy"], ob["policy"], atol=1e-3, rtol=1e-3)
         torch.testing.assert_close(ra, rb, atol=1e-4, rtol=1e-3)
         assert torch.equal(ta, tb) and torch.equal(ua, ub)
-    assert graphed._graphed is not None and graphed._graphed.captures == 1 and eager._graphed is None
+    assert graphed.graphed is not None and graphed.graphed.captures == 1 and eager.graphed is None
 
 
 def test_graphed_env_recaptures_after_reset_and_resumes_exactly():

@@ -66,9 +66,13 @@ class MujocoTask(Generic[S]):
         empty mask skips its work and freshly reset envs alone are observed (a test may switch it on there)."""
         self._all = torch.ones(cfg.num_envs, dtype=torch.bool, device=self.device)
         graphable = cfg.cuda_graph and self.backend == "warp" and self.device.type == "cuda"
-        self.graphed = GraphedStep(self.state, self._act, self._finish_step, state.names(),
-                                   self.generator) if graphable else None
+        self.graphed = self.graphed_step() if graphable else None
         """The step's task logic as a replayed CUDA graph (MuJoCo Warp on a GPU), else None."""
+
+    def graphed_step(self) -> GraphedStep:
+        """The step as ``GraphedStep`` wires it: ``_act`` eagerly, ``_finish_step`` captured with the task state as
+        its static buffers (tests/test_graphed_step_contract.py runs this wiring on the CPU with a stand-in graph)."""
+        return GraphedStep(self.state, self._act, self._finish_step, type(self.state).names(), self.generator)
 
     # ------------------------------------------------------------------------- what a task family implements
     def _act(self, actions: torch.Tensor) -> torch.Tensor:
