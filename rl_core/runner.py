@@ -46,6 +46,41 @@ class _Acted(NamedTuple):
     """Distillation: the teacher's actions for this step (None for PPO)."""
 
 
+class _LogSums:
+    """Sums of the env's per-step log values over a rollout: one stacked add per step while every value is a 0-d
+    tensor of one dtype and the names stay the same (an env logs about 20: one eager launch each on a GPU), else one
+    add per name. The same sums, bit for bit."""
+
+    def __init__(self) -> None:
+        self.names: tuple[str, ...] | None = None
+        self.total: torch.Tensor | None = None
+        self.each: dict[str, torch.Tensor] = {}
+
+    def add(self, log: dict[str, torch.Tensor]) -> None:
+        if not log:
+            return
+        values = list(log.values())
+        first = values[0]
+        same = all(v.dim() == 0 and v.dtype == first.dtype and v.device == first.device for v in values)
+        if same and not self.each and self.names in (None, tuple(log)):
+            stacked = torch.stack(values)
+            self.total = stacked if self.total is None else self.total + stacked
+            self.names = tuple(log)
+            return
+        self._unstack()
+        for k, v in log.items():
+            self.each[k] = self.each[k] + v if k in self.each else v.clone()
+
+    def _unstack(self) -> None:
+        if self.total is not None and self.names is not None:
+            self.each.update(zip(self.names, self.total.unbind(), strict=True))
+            self.total = None
+
+    def means(self, steps: int) -> dict[str, torch.Tensor]:
+        self._unstack()
+        return {k: v / steps for k, v in self.each.items()}
+
+
 class OnPolicyRunner:
     """Trains ``env`` with PPO (or distills a teacher into the policy, ``algorithm.name``) as configured by ``cfg``;
     writes TensorBoard, checkpoints and summary.json to ``run_dir``."""
@@ -128,16 +163,17 @@ class OnPolicyRunner:
     def _finite_obs(obs: Obs) -> tuple[Obs, torch.Tensor]:
         """``obs`` with non-finite values replaced by 0, and ``[N]`` bool: the env's observation had one (on the
         device, no host sync). Integer (pixel) observations are always finite."""
-        bad: torch.Tensor | None = None
+        finite: torch.Tensor | None = None
         out = {}
         for k, v in obs.items():
             if v.is_floating_point():
-                row_bad = ~torch.isfinite(v).flatten(1).all(dim=1)
-                bad = row_bad if bad is None else bad | row_bad
+                row_finite = torch.isfinite(v).flatten(1).all(dim=1)
+                finite = row_finite if finite is None else finite & row_finite
                 v = torch.nan_to_num(v, nan=0.0, posinf=0.0, neginf=0.0)
             out[k] = v
         first = next(iter(obs.values()))
-        return out, bad if bad is not None else torch.zeros(first.shape[0], dtype=torch.bool, device=first.device)
+        return out, ~finite if finite is not None else torch.zeros(first.shape[0], dtype=torch.bool,
+                                                                   device=first.device)
 
     def _act(self, obs: Obs, hidden: torch.Tensor | None) -> _Acted:
         """The policy's step on ``obs`` (normalizers updated first). Recurrent: ``hidden`` is the state before this
@@ -175,10 +211,10 @@ class OnPolicyRunner:
         finite_final, final_bad = self._finite_obs({"c": final_critic})
         final_values = value_with_state(policy, policy.critic_obs_normalizer(finite_final["c"]), next_hidden)
         final_bad = (final_bad | ~torch.isfinite(final_values)) & truncated
-        return torch.where(final_bad, torch.zeros_like(final_values), final_values), final_bad
+        return torch.where(final_bad, 0.0, final_values), final_bad
 
     def _track_episodes(self, t: int, rewards: torch.Tensor, done: torch.Tensor, invalid: torch.Tensor,
-                        info: StepInfo, log_sums: dict[str, torch.Tensor]) -> None:
+                        info: StepInfo, log_sums: _LogSums) -> None:
         """Step ``t``'s episode bookkeeping on the device: running returns and lengths, the buffers reduced once per
         iteration, the env's log sums and per-episode statistics (none for an episode with an invalid step)."""
         self.ep_return += rewards
@@ -191,11 +227,10 @@ class OnPolicyRunner:
         self.ep_return.masked_fill_(done, 0.0)
         self.ep_length.masked_fill_(done, 0.0)
         self._ep_invalid.masked_fill_(done, False)
-        for k, v in info.get("log", {}).items():
-            log_sums[k] = log_sums[k] + v if k in log_sums else v.clone()
+        log_sums.add(info.get("log", {}))
         for k, v in info.get("episode_stats", {}).items():
             v = v.to(self.device)
-            self._episode_stat_buffer(k)[t] = torch.where(self._ep_invalid_buf[t], torch.full_like(v, math.nan), v)
+            self._episode_stat_buffer(k)[t] = torch.where(self._ep_invalid_buf[t], math.nan, v)
 
     @torch.inference_mode()
     def collect(self) -> dict[str, torch.Tensor]:
@@ -205,7 +240,7 @@ class OnPolicyRunner:
         discrete = self.env.action_spec.discrete
         obs, hidden = self.obs, self.hidden
         assert obs is not None
-        log_sums: dict[str, torch.Tensor] = {}
+        log_sums = _LogSums()
         storage.clear()
         self._invalid_count.zero_()
         for t in range(storage.T):
@@ -217,10 +252,11 @@ class OnPolicyRunner:
             rewards, terminated, truncated = (x.to(self.device) for x in (rewards, terminated, truncated))
             # the transition is not learned from if it started or ended in a non-finite observation, or if its
             # reward, value or bootstrap value is not finite, or if the env says so (info["invalid"], e.g. diverged
-            # physics: reset by the env)
-            bad = next_bad | self._obs_bad | ~torch.isfinite(rewards) | ~torch.isfinite(a.values)
-            rewards = torch.where(torch.isfinite(rewards), rewards, torch.zeros_like(rewards))
-            values = torch.where(torch.isfinite(a.values), a.values, torch.zeros_like(a.values))
+            # physics: reset by the env). Each finiteness test once; scalar fills (no zeros tensor per step).
+            finite_rewards, finite_values = torch.isfinite(rewards), torch.isfinite(a.values)
+            bad = next_bad | self._obs_bad | ~(finite_rewards & finite_values)
+            rewards = torch.where(finite_rewards, rewards, 0.0)
+            values = torch.where(finite_values, a.values, 0.0)
             final_values, final_bad = self._final_values(info, truncated, a.next_hidden)
             if final_bad is not None:
                 bad = bad | final_bad
@@ -239,7 +275,7 @@ class OnPolicyRunner:
             self._compute_returns(obs, hidden)
         self._invalid_count = (storage.weights == 0).sum().float()  # with the value targets GAE refused
         self.obs, self.hidden = obs, hidden
-        return {k: v / storage.T for k, v in log_sums.items()}
+        return log_sums.means(storage.T)
 
     def _compute_returns(self, obs: Obs, hidden: torch.Tensor | None) -> None:
         """GAE over the stored rollout, bootstrapped from V(``obs``) after its last step (NaN where ``obs`` was not
