@@ -126,8 +126,9 @@ class WarpPhysics:
         self._contact_slot = torch.arange(self._contact_dist.shape[0], device=self.device)
         self._fatal = int(sum(getattr(mjw.OverflowType, f) for f in _FATAL_OVERFLOWS))
         self._fields = {name: t(getattr(self.m, name)) for name in model_fields}
-        self._fresh = {name: torch.zeros_like(v) for name, v in self._state.items()}
         self._graph: Any = None
+        self._unstable: torch.Tensor | None = None
+        """This step's ``unstable`` flags, made by the first read after it (a step's later reads share them)."""
         self._streams: dict[int, Any] = {}
 
     # ------------------------------------------------------------------------------------ stepping
@@ -171,6 +172,7 @@ class WarpPhysics:
             self._capture()
         self._state["ctrl"].copy_(ctrl)
         self._overflow.zero_()
+        self._unstable = None
         if self.device.type == "cuda":
             wp.capture_launch(self._graph, stream=self._warp_stream())
         else:
@@ -186,20 +188,25 @@ class WarpPhysics:
 
     def read(self) -> PhysicsReadout:
         # Copies: the views change in place at the next step, and the task keeps some of these across steps.
-        unstable = ((self._overflow & self._fatal) != 0) | self._too_deep()
+        if self._unstable is None:  # once per step: overflow flags and contacts change in step() alone
+            self._unstable = ((self._overflow & self._fatal) != 0) | self._too_deep()
         return PhysicsReadout(self._state["qpos"].clone(), self._state["qvel"].clone(), self._sensordata.clone(),
-                              self._actuator_force.clone(), unstable)
+                              self._actuator_force.clone(), self._unstable)
 
     # ------------------------------------------------------------------------------- state writes
     @staticmethod
-    def _where(mask: torch.Tensor, new: torch.Tensor, out: torch.Tensor) -> None:
+    def _where(mask: torch.Tensor, new: torch.Tensor | None, out: torch.Tensor) -> None:
+        """``out[mask] = new[mask]`` in place, at fixed shapes (one kernel; ``new`` None: zeros)."""
         m = mask.reshape((-1,) + (1,) * (out.dim() - 1))
-        out.copy_(torch.where(m, new.to(out.dtype), out))
+        if new is None:
+            out.masked_fill_(m, 0)
+        else:
+            torch.where(m, new.to(out.dtype), out, out=out)
 
     def reset(self, mask: torch.Tensor, qpos: torch.Tensor, qvel: torch.Tensor) -> None:
-        fresh = {**self._fresh, "qpos": qpos, "qvel": qvel}
+        given = {"qpos": qpos, "qvel": qvel}  # every other state field (warm start, controls, time) starts at zero
         for name, view in self._state.items():
-            self._where(mask, fresh[name], view)
+            self._where(mask, given.get(name), view)
 
     def set_velocity(self, mask: torch.Tensor, qvel: torch.Tensor) -> None:
         self._where(mask, qvel, self._state["qvel"])
