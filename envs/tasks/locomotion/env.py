@@ -90,7 +90,8 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
             self.model, rb.joint_dof_adr, rb.spec.base_height, math.sqrt(2.0) * cfg.randomization.push_vel_xy,
             cfg.speed_bound_margin)
         """Speeds beyond which a world has diverged (derived from the robot: ``envs/tasks/bounds.py``)."""
-        self.judge = Judge(cfg, self.bounds, torch.tensor(self.bounds.joint_vel, device=self.device), self.adr)
+        self.judge = Judge(cfg, self.bounds, torch.tensor(self.bounds.joint_vel, device=self.device), self.adr,
+                           self.model.nv)
         self.obs_bound = observations.bounds(self)
         """Per column of the noise-free observation: the largest magnitude a world within the speed bounds can
         show; a world beyond it (or a non-finite value) has diverged."""

@@ -4,7 +4,7 @@ or the generated terrain's edge (truncated, bootstrapped)."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
@@ -28,14 +28,28 @@ class Judge:
     """Each trained joint's speed bound ``[J]`` (rad/s)."""
     adr: Addresses
     """Where the base and joint velocities are in ``qvel``."""
+    nv: int
+    """Degrees of freedom (the width of ``qvel``)."""
+    dof_bound: torch.Tensor = field(init=False)
+    """Per degree of freedom the speed no world exceeds ``[nv]``: ``MAX_SANE_QVEL``, for a trained joint its own
+    bound if lower (the base's speeds have their own bounds on top)."""
+
+    def __post_init__(self) -> None:
+        # the joint bounds' own dtype (float64 for a robot file's numpy bounds): compared as before, not rounded
+        bound = torch.full((self.nv,), MAX_SANE_QVEL, dtype=self.joint_bound.dtype, device=self.joint_bound.device)
+        bound[self.adr.joint_dof] = self.joint_bound.clamp(max=MAX_SANE_QVEL)
+        object.__setattr__(self, "dof_bound", bound)
 
     def diverged(self, s: Step, reward: torch.Tensor) -> torch.Tensor:
         """``[N]`` bool: a non-finite state, a speed beyond ``MAX_SANE_QVEL`` or the robot's bounds, a non-finite
-        reward or the backend's own alarm (the observation's own check comes later)."""
+        reward or the backend's own alarm (the observation's own check comes later). One pass over ``qvel`` for
+        every per-dof bound (NaN fails the ``<=``)."""
         r: PhysicsReadout = s.r
-        finite = torch.isfinite(r.qpos).all(1) & torch.isfinite(r.qvel).all(1)
-        out = ~finite | (r.qvel.abs() > MAX_SANE_QVEL).any(1) | self.beyond_bounds(r.qvel)
-        out |= ~torch.isfinite(reward)
+        b, adr = self.bounds, self.adr
+        sane = torch.isfinite(r.qpos).all(1) & (r.qvel.abs() <= self.dof_bound).all(1)
+        lin = r.qvel[:, adr.base_linvel].norm(dim=1) > b.base_lin_vel
+        ang = r.qvel[:, adr.base_angvel].norm(dim=1) > b.base_ang_vel
+        out = ~sane | lin | ang | ~torch.isfinite(reward)
         if r.unstable is not None:
             out |= r.unstable.to(reward.device)
         return out
