@@ -270,23 +270,31 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
 
     def observe(self, r: PhysicsReadout) -> Obs:
         """The observation of a readout (noise drawn from the task's generator), as a step would return it."""
-        return self._observed(self.step_of(r))[0]
+        return self._observation(self.step_of(r))[0]
 
-    def _observed(self, s: Step, rows: torch.Tensor | None = None) -> tuple[Obs, torch.Tensor]:
+    def _observed(self, s: Step) -> tuple[Obs, torch.Tensor]:
+        """``_observation`` of every env and ``[N]`` bool: the world's observation was non-finite or beyond its
+        bounds (every bound is finite: NaN and inf fail the ``<=``; the noise and the policy's columns are finite
+        where the noise-free values are)."""
+        out, exact = self._observation(s)
+        bad = ~(exact.abs() <= self.obs_bound).all(dim=1)
+        if self.separate_critic and self.cfg.privileged_critic:  # the critic's other columns
+            bad = bad | ~torch.isfinite(self.state.privileged).all(dim=1)
+        return out, bad
+
+    def _observation(self, s: Step, rows: torch.Tensor | None = None) -> tuple[Obs, torch.Tensor]:
         """The policy observation (noisy; without the ``policy_exclude`` terms) and, with a separate critic, the
-        critic's (noise-free); non-finite values replaced by 0. Also ``[N]`` bool: the world's observation was
-        non-finite or beyond its bounds. ``rows``: ``s`` holds these envs only (the noise is still drawn for all
-        envs, so the random stream and every observed value are those of a full observation)."""
+        critic's (noise-free); non-finite values replaced by 0. Also the noise-free observation. ``rows``: ``s``
+        holds these envs only (the noise is still drawn for all envs, so the random stream and every observed value
+        are those of a full observation)."""
         exact = self.obs.exact(observations.values(self, s, rows))
         obs = self.obs.for_policy(self.obs.noisy(exact, self.generator, self.num_envs, rows))
-        bad = ~(exact.abs() <= self.obs_bound).all(dim=1) | ~torch.isfinite(obs).all(dim=1)  # NaN fails the <=
         out = {"policy": torch.nan_to_num(obs, nan=0.0, posinf=0.0, neginf=0.0)}
         if self.separate_critic:
             privileged = self.state.privileged if rows is None else self.state.privileged[rows]
             critic = torch.cat([exact, privileged], dim=1) if self.cfg.privileged_critic else exact
-            bad = bad | ~torch.isfinite(critic).all(dim=1)
             out["critic"] = torch.nan_to_num(critic, nan=0.0, posinf=0.0, neginf=0.0)
-        return out, bad
+        return out, exact
 
     def _restarted(self, done: torch.Tensor, final_obs: Obs) -> Obs:
         """``final_obs`` with the rows of the envs just reset replaced by their first observation. On the CPU
@@ -296,9 +304,9 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
         if not self.fixed_shapes:
             rows = done.nonzero().squeeze(1)
             sub = PhysicsReadout(r.qpos[rows], r.qvel[rows], r.sensordata[rows], r.actuator_force[rows])
-            fresh = self._observed(self.step_of(sub), rows)[0]
+            fresh = self._observation(self.step_of(sub), rows)[0]
             return {g: final_obs[g].index_copy(0, rows, fresh[g]) for g in final_obs}
-        fresh = self._observed(self.step_of(r))[0]
+        fresh = self._observation(self.step_of(r))[0]  # (the step's observation was the one checked)
         return {g: torch.where(done.unsqueeze(1), fresh[g], final_obs[g]) for g in final_obs}
 
     # ------------------------------------------------------------------------------------ resets
@@ -315,7 +323,7 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
         if self.cfg.randomize_initial_episode_length:
             self.state.episode_length = torch.randint(0, self.max_episode_length, (self.num_envs,),
                                                       generator=self.generator, device=self.device)
-        return self._observed(self.step_of(self.physics.read()))[0]
+        return self._observation(self.step_of(self.physics.read()))[0]
 
     def hold_commands(self, commands: torch.Tensor | None, heading: torch.Tensor | None = None) -> None:
         """Interactive play (``play.py --web``): from now on every env tracks ``commands`` ``[N, 3]`` (and, with

@@ -70,9 +70,10 @@ BOUNDS: dict[str, Callable[[LocomotionEnv, int], list[float]]] = {
 
 
 def bounds(env: LocomotionEnv) -> torch.Tensor:
-    """The bound of each column of the full noise-free observation (a world beyond it has diverged)."""
+    """The bound of each column of the full noise-free observation (a world beyond it has diverged), finite."""
     bound = [v for name, n in env.obs.full for v in BOUNDS[name](env, n)]
-    return torch.tensor(bound, dtype=torch.float32, device=env.device) * (1.0 + 1e-4)
+    finite = torch.finfo(torch.float32).max  # an unlimited column: any finite value (inf and NaN fail the check)
+    return (torch.tensor(bound, dtype=torch.float32, device=env.device) * (1.0 + 1e-4)).clamp(max=finite)
 
 
 def check() -> None:
