@@ -212,7 +212,7 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
         late = bad_obs & ~diverged  # diverged in its observation only: ends here too
         diverged = diverged | bad_obs
         terminated, truncated, done = terminated | late, truncated & ~late, done | late
-        reward = torch.where(diverged, torch.zeros_like(reward), torch.nan_to_num(reward))
+        reward = torch.where(diverged, 0.0, reward)  # a non-finite reward is a diverged world's (judge.diverged)
         valid = ~diverged
         state.max_travelled = torch.maximum(state.max_travelled, self.ground.travelled(s.base_xy))
         success = (state.max_travelled >= cfg.success_distance).float()

@@ -14,7 +14,7 @@ def log(terms: torch.Tensor, names: list[str], valid: torch.Tensor, lin_err: tor
     the done shares over the valid worlds (a diverged world's terms can be huge or NaN), the diverged share."""
     w = valid.float()
     n = w.sum().clamp(min=1.0)
-    means = torch.where(valid, terms, torch.zeros_like(terms)).sum(1) / n  # one reduction, not one per term
+    means = torch.where(valid, terms, 0.0).sum(1) / n  # one reduction, not one per term
     out = dict(zip((f"rew_{name}" for name in names), means.unbind(), strict=True))
     stacked = torch.stack([lin_err, yaw_err, terminated.float(), truncated.float()])
     errors = torch.where(valid, stacked, 0.0).sum(1) / n
