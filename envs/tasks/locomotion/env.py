@@ -42,7 +42,7 @@ from envs.tasks.locomotion.step import Addresses, Step
 from envs.tasks.locomotion.terminations import Judge
 from envs.tasks.locomotion_config import LocomotionEnvConfig
 from envs.tasks.observations import ObservationLayout
-from envs.tasks.reward_terms import weights_of
+from envs.tasks.reward_terms import weight_column, weights_of
 from envs.terrain.generator import generate
 from envs.terrain.ground import Ground
 from envs.terrain.spawn import spawn_lift
@@ -136,6 +136,7 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
         cfg, rb, dev = self.cfg, self.robot, self.device
         self.reward_terms = {name: w * self.dt for name, w in weights.items() if w != 0.0}
         """Each switched-on reward term's weight times the control period."""
+        self._reward_column = weight_column(self.reward_terms, dev)
         regex = cfg.reward_params.deviation_joints
         picked = match_each(rb.spec.name, "env.reward_params.deviation_joints", [regex], rb.joint_names,
                             "actuated joints") if regex else []
@@ -189,10 +190,9 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
         if cfg.commands.heading:
             self.commands_of.steer(state, s.base_quat)
         x = self._contacts_and_context(s, actions, base_height)
-        terms = rewards.weighted(self.reward_terms, x)
+        stacked = rewards.TERMS.stacked(self.reward_terms, self._reward_column, x)  # [terms, N], weighted
         state.air_time *= ~(x.contact | state.last_contacts)  # contact_filt: this step's or the last one's
         state.last_contacts = x.contact
-        stacked = torch.stack(list(terms.values()))  # [terms, N]
         reward = stacked.sum(0)
         if cfg.rewards.only_positive:
             reward = reward.clamp(min=0.0)
@@ -224,7 +224,7 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
             self.ground.update_levels(done & valid, s.base_xy, commands, cfg.episode_length_s)  # not by a flight
             self.reset_envs(done)
             obs = self._restarted(done, final_obs)
-        log = metrics.log(stacked, list(terms), valid, lin_err, yaw_err, terminated, truncated, diverged)
+        log = metrics.log(stacked, list(self.reward_terms), valid, lin_err, yaw_err, terminated, truncated, diverged)
         if self.terrain is not None:
             log["terrain_level"] = self.ground.mean_level()
         info: StepInfo = {
