@@ -33,7 +33,7 @@ from envs.tasks.reach.config import ReachEnvConfig
 from envs.tasks.reach.kinematics import SiteKinematics
 from envs.tasks.reach.state import ReachState
 from envs.tasks.reach.targets import Targets
-from envs.tasks.reward_terms import weights_of
+from envs.tasks.reward_terms import weight_column, weights_of
 from rl_core.env_api import ActionSpec, Obs, StepInfo
 
 
@@ -57,6 +57,7 @@ class ReachEnv(MujocoTask[ReachState]):
         self.obs_dims = {"policy": self.obs.full_dim}
         self.reward_terms = {name: w * self.dt for name, w in weights.items() if w != 0.0}
         """Each switched-on reward term's weight times the control period."""
+        self._reward_column = weight_column(self.reward_terms, self.device)
         self.targets = Targets(cfg.targets, self.arm.shoulder, self._uniform, self.device)
         self._filmed: mujoco.MjModel | None = None
         """The model copy ``render_model`` last gave out (its target site follows the filmed env's target)."""
@@ -94,11 +95,11 @@ class ReachEnv(MujocoTask[ReachState]):
         r = self.physics.read()
         state.episode_length += 1
         joint_vel = r.qvel[:, self._dof]
-        distance = torch.norm(state.target - self.tip(r.qpos), dim=1)
+        tip = self.tip(r.qpos)  # once per readout: the reward's distance and the observation read it
+        distance = torch.norm(state.target - tip, dim=1)
         x = rewards.Context(distance=distance, actions=actions, last_actions=state.last_actions,
                             joint_vel=joint_vel, params=cfg.reward_params)
-        terms = rewards.TERMS.weighted(self.reward_terms, x)
-        stacked = torch.stack(list(terms.values()))  # [terms, N]
+        stacked = rewards.TERMS.stacked(self.reward_terms, self._reward_column, x)  # [terms, N], weighted
         reward = stacked.sum(0)
         diverged = self._diverged(r, reward)
         truncated = state.episode_length >= self.max_episode_length
@@ -106,11 +107,11 @@ class ReachEnv(MujocoTask[ReachState]):
         # new targets for the envs that go on: the observation below shows them (a done env's final observation
         # keeps the target it was tracking)
         self.targets.sample(state, (state.episode_length % self.resample_steps == 0) & ~truncated & ~diverged)
-        final_obs, bad_obs = self._observed(r)
+        final_obs, bad_obs = self._observed(r, tip)
         diverged = diverged | bad_obs
         terminated, truncated = diverged, truncated & ~diverged
         done = terminated | truncated
-        reward = torch.where(diverged, torch.zeros_like(reward), torch.nan_to_num(reward))
+        reward = torch.where(diverged, 0.0, reward)  # a non-finite reward is a diverged world's (_diverged)
         valid = ~diverged
         ended = done & valid  # a diverged episode has no final distance and is never a success
         nan = torch.full_like(distance, float("nan"))
@@ -123,7 +124,7 @@ class ReachEnv(MujocoTask[ReachState]):
             obs = {g: torch.where(done.unsqueeze(1), fresh[g], final_obs[g]) for g in final_obs}
         info: StepInfo = {
             "final_obs": final_obs if self._needed(truncated) else None, "invalid": diverged,
-            "log": metrics.log(stacked, list(terms), valid, distance, terminated, truncated, diverged),
+            "log": metrics.log(stacked, list(self.reward_terms), valid, distance, terminated, truncated, diverged),
             "episode_stats": stats, "metrics": {"distance": distance}}
         return obs, reward, terminated, truncated, info
 
@@ -136,10 +137,12 @@ class ReachEnv(MujocoTask[ReachState]):
             out |= r.unstable.to(reward.device)
         return out
 
-    def _observed(self, r: PhysicsReadout) -> tuple[Obs, torch.Tensor]:
-        """The (noisy) policy observation, non-finite values replaced by 0, and ``[N]`` bool: it was non-finite."""
+    def _observed(self, r: PhysicsReadout, tip: torch.Tensor | None = None) -> tuple[Obs, torch.Tensor]:
+        """The (noisy) policy observation, non-finite values replaced by 0, and ``[N]`` bool: it was non-finite.
+        ``tip``: the fingertip of ``r`` when already computed."""
         values = observations.values(r.qpos[:, self._qpos], r.qvel[:, self._dof], self.default_joint_pos,
-                                     self.state.target, self.tip(r.qpos), self.state.last_actions, self.frame)
+                                     self.state.target, self.tip(r.qpos) if tip is None else tip,
+                                     self.state.last_actions, self.frame)
         obs = self.obs.noisy(self.obs.exact(values), self.generator, self.num_envs)
         bad = ~torch.isfinite(obs).all(dim=1)
         return {"policy": torch.nan_to_num(obs, nan=0.0, posinf=0.0, neginf=0.0)}, bad

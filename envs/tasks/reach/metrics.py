@@ -11,7 +11,7 @@ def log(terms: torch.Tensor, names: list[str], valid: torch.Tensor, distance: to
     done shares over the valid worlds, the diverged share (one reduction for all, no host sync)."""
     n = valid.float().sum().clamp(min=1.0)
     stacked = torch.cat([terms, torch.stack([distance, terminated.float(), truncated.float()])])
-    means = torch.where(valid, stacked, torch.zeros_like(stacked)).sum(1) / n
+    means = torch.where(valid, stacked, 0.0).sum(1) / n
     out = dict(zip([f"rew_{name}" for name in names] + ["distance", "terminated", "truncated"], means.unbind(),
                    strict=True))
     out["diverged"] = diverged.float().mean()
