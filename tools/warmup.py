@@ -9,9 +9,11 @@ For each task it builds the env as ``train.py`` would on ``--device`` with ``env
 number of envs for that device, and any ``section.field=value`` overrides), resets it and takes one step: every kernel
 module a training step uses is then compiled into Warp's cache (``LEGGED_MJX_WARP_CACHE``, default
 ``~/.cache/legged-mjx/warp``) and the start-up manifest is written. Nothing is trained, nothing is written outside
-the cache. ``--arch`` also compiles every module loaded by that step for those CUDA architectures (PTX and CUBIN)
-with Warp's ahead-of-time compiler, which works on a machine without a GPU; see docs/backends.md for what that
-covers. Prints one line per task and a JSON summary with ``--json``.
+the cache. ``--arch`` also predicts every module variant a CUDA step of the model loads (mujoco_warp's block sizes
+and CUDA-only branches, by a dry run of the step under a description of each architecture's common cards:
+``envs/physics/warp_variants.py``) and compiles them for those architectures (PTX and CUBIN) with Warp's
+ahead-of-time compiler, which works on a machine without a GPU; see docs/backends.md. Prints one line per task and
+a JSON summary with ``--json``.
 """
 
 from __future__ import annotations
@@ -52,8 +54,8 @@ def warm_task(task: str, device: str, overrides: list[str], arches: list[int]) -
     import torch
 
     from configs.catalog import get_task
-    from envs.physics.warp import WarpPhysics, import_warp
-    from envs.physics.warp_kernels import aot_compile
+    from envs.physics.warp import WarpPhysics
+    from envs.physics.warp_variants import ahead_of_time
     from rl_core.config_io import apply_overrides, parse_override
 
     spec = get_task(task)
@@ -68,22 +70,20 @@ def warm_task(task: str, device: str, overrides: list[str], arches: list[int]) -
         spec.validate(cfg.env)
     t0 = time.perf_counter()
     env = spec.make_env(cfg.env, torch.device(device))
+    ahead: dict[str, Any] = {}
     try:
         env.reset()
         env.step(torch.zeros(env.num_envs, env.action_spec.n, device=env.device))
         physics = getattr(env, "physics", None)
         report = physics.kernels.report if isinstance(physics, WarpPhysics) else None
+        if arches and isinstance(physics, WarpPhysics):
+            ahead = ahead_of_time(physics, env.model, arches)  # type: ignore[attr-defined]  # a MuJoCo task
     finally:
         env.close()
     result: dict[str, Any] = {"task": task, "device": device, "seconds": round(time.perf_counter() - t0, 2)}
     if report is not None:
         result.update(modules=report.modules, compiled=report.compiled, first_step_s=round(report.seconds, 2))
-    if arches:
-        wp, _ = import_warp()
-        t1 = time.perf_counter()
-        files = aot_compile(wp, arches)
-        result.update(arches=arches, aot_files=len(files), aot_s=round(time.perf_counter() - t1, 2))
-    return result
+    return result | ahead
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -107,7 +107,8 @@ def _run(args: argparse.Namespace) -> int:
         if "modules" in r:
             line += f", {r['modules']} modules ({r['compiled']} compiled)"
         if "aot_files" in r:
-            line += f"; ahead of time for sm_{', sm_'.join(map(str, r['arches']))}: {r['aot_files']} files in " \
+            line += f"; ahead of time for sm_{', sm_'.join(map(str, r['arches']))}: {r['cuda_variants']} module " \
+                    f"variants, {r['aot_files']} files in " \
                     f"{r['aot_s']:.1f} s"
         print(line, flush=True)
     if args.json:
