@@ -104,7 +104,8 @@ def _learn_ops(runner: Any, cfg: Any) -> dict[str, Any]:
     with OpCounter() as c:
         alg.update(runner.storage, runner.generator) if len(params) > 1 else alg.update(runner.storage)
     minibatches = cfg.algorithm.num_learning_epochs * cfg.algorithm.num_mini_batches
-    graphable = getattr(alg, "_mirror_obs", None) is None and not getattr(runner.policy, "is_recurrent", False)
+    graphable = getattr(alg, "graph_capturable",  # before it: recurrent and symmetric updates ran eagerly
+                        getattr(alg, "_mirror_obs", None) is None and not getattr(runner.policy, "is_recurrent", False))
     return {"ops_per_minibatch": round(sum(c.counts.values()) / minibatches, 2), "graphable": graphable}
 
 

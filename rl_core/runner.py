@@ -24,6 +24,7 @@ from rl_core.modules.actor_critic import ActorCritic
 from rl_core.modules.normalizer import ReturnNormalizer
 from rl_core.modules.recurrent_steps import actor_step, hidden_shape, init_hidden, rollout_step, value_with_state
 from rl_core.ppo import PPO
+from rl_core.stacked_sums import StackedSums
 from rl_core.stopping import StopRequest
 from rl_core.storage import RolloutStorage
 from rl_core.symmetry import Mirrors
@@ -44,41 +45,6 @@ class _Acted(NamedTuple):
     next_hidden: torch.Tensor | None
     labels: torch.Tensor | None
     """Distillation: the teacher's actions for this step (None for PPO)."""
-
-
-class _LogSums:
-    """Sums of the env's per-step log values over a rollout: one stacked add per step while every value is a 0-d
-    tensor of one dtype and the names stay the same (an env logs about 20: one eager launch each on a GPU), else one
-    add per name. The same sums, bit for bit."""
-
-    def __init__(self) -> None:
-        self.names: tuple[str, ...] | None = None
-        self.total: torch.Tensor | None = None
-        self.each: dict[str, torch.Tensor] = {}
-
-    def add(self, log: dict[str, torch.Tensor]) -> None:
-        if not log:
-            return
-        values = list(log.values())
-        first = values[0]
-        same = all(v.dim() == 0 and v.dtype == first.dtype and v.device == first.device for v in values)
-        if same and not self.each and self.names in (None, tuple(log)):
-            stacked = torch.stack(values)
-            self.total = stacked if self.total is None else self.total + stacked
-            self.names = tuple(log)
-            return
-        self._unstack()
-        for k, v in log.items():
-            self.each[k] = self.each[k] + v if k in self.each else v.clone()
-
-    def _unstack(self) -> None:
-        if self.total is not None and self.names is not None:
-            self.each.update(zip(self.names, self.total.unbind(), strict=True))
-            self.total = None
-
-    def means(self, steps: int) -> dict[str, torch.Tensor]:
-        self._unstack()
-        return {k: v / steps for k, v in self.each.items()}
 
 
 class OnPolicyRunner:
@@ -214,7 +180,7 @@ class OnPolicyRunner:
         return torch.where(final_bad, 0.0, final_values), final_bad
 
     def _track_episodes(self, t: int, rewards: torch.Tensor, done: torch.Tensor, invalid: torch.Tensor,
-                        info: StepInfo, log_sums: _LogSums) -> None:
+                        info: StepInfo, log_sums: StackedSums) -> None:
         """Step ``t``'s episode bookkeeping on the device: running returns and lengths, the buffers reduced once per
         iteration, the env's log sums and per-episode statistics (none for an episode with an invalid step)."""
         self.ep_return += rewards
@@ -240,7 +206,7 @@ class OnPolicyRunner:
         discrete = self.env.action_spec.discrete
         obs, hidden = self.obs, self.hidden
         assert obs is not None
-        log_sums = _LogSums()
+        log_sums = StackedSums()
         storage.clear()
         self._invalid_count.zero_()
         for t in range(storage.T):
@@ -275,7 +241,7 @@ class OnPolicyRunner:
             self._compute_returns(obs, hidden)
         self._invalid_count = (storage.weights == 0).sum().float()  # with the value targets GAE refused
         self.obs, self.hidden = obs, hidden
-        return log_sums.means(storage.T)
+        return {k: v / storage.T for k, v in log_sums.totals().items()}
 
     def _compute_returns(self, obs: Obs, hidden: torch.Tensor | None) -> None:
         """GAE over the stored rollout, bootstrapped from V(``obs``) after its last step (NaN where ``obs`` was not

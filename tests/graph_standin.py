@@ -77,12 +77,14 @@ class StandInGraph:
         recorder = _Recorder()
         with recorder:
             yield
-        for t, before in recorder.saved.values():  # a capture runs nothing
-            t.copy_(before)
+        with torch.no_grad():  # a capture runs nothing
+            for t, before in recorder.saved.values():
+                t.copy_(before)
         for g, s in zip(self.generators, states, strict=True):
             g.set_state(s)
         self.ops = recorder.ops
 
+    @torch.no_grad()  # the recorded ops are below autograd already (a backward's own ops among them)
     def replay(self) -> None:
         self.replays += 1
         for func, args, kwargs, out, in_place in self.ops:

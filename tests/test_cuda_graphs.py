@@ -80,20 +80,26 @@ def test_graphed_env_detects_nan_physics_and_recovers():
     assert torch.isfinite(env.physics.read().qvel).all() and not info["invalid"].any()
 
 
-def test_graphed_ppo_update_matches_the_eager_update():
+@pytest.mark.parametrize("symmetry", [False, True], ids=["plain", "symmetry"])
+def test_graphed_ppo_update_matches_the_eager_update(symmetry: bool):
     from rl_core.config import PolicyConfig, PPOConfig
+    from rl_core.env_api import ActionSpec
     from rl_core.modules.actor_critic import ActorCritic
     from rl_core.ppo import PPO
     from rl_core.storage import RolloutStorage
+    from rl_core.symmetry import Mirrors
 
-    from rl_core.env_api import ActionSpec
+    def mirror(width: int):
+        sign = torch.tensor([(-1.0) ** i for i in range(width)], device="cuda")
+        return lambda x: torch.flip(x, [-1]) * sign
 
     def build(cuda_graph: bool):
         torch.manual_seed(0)
         config = PolicyConfig(actor_hidden_dims=(128, 64, 32), critic_hidden_dims=(128, 64, 32), activation="elu")
         policy = ActorCritic((48,), None, ActionSpec(discrete=False, n=12), config).cuda()
-        return policy, PPO(policy, PPOConfig(num_mini_batches=4, num_learning_epochs=5, cuda_graph=cuda_graph), 10,
-                           torch.device("cuda"))
+        cfg = PPOConfig(num_mini_batches=4, num_learning_epochs=5, cuda_graph=cuda_graph,
+                        symmetry="augment" if symmetry else "none")
+        return policy, PPO(policy, cfg, 10, torch.device("cuda"), Mirrors(mirror(48), mirror(12)) if symmetry else None)
 
     (pa, alg_a), (pb, alg_b) = build(True), build(False)
     assert alg_a._graphed is not None and alg_b._graphed is None
