@@ -102,3 +102,30 @@ print(json.dumps({{"files": [str(f) for f in files], "block_dim": v.block_dim, "
     assert names == [f"{ident}/{ident}.sm90.cubin", f"{ident}/{ident}.sm90.ptx"], names
     assert all(Path(f).stat().st_size > 1000 for f in data["files"])
     assert ".target sm_90" in (root / ident / f"{ident}.sm90.ptx").read_text(errors="replace")
+
+
+def test_the_dry_run_finds_every_module_the_first_step_loads() -> None:
+    """With the parallel load before the first step (the CUDA default, forced here on the CPU device), the step
+    itself loads no module: the dry run on the real device found every variant (a fresh process: nothing loaded
+    before); without it the step loads the model's modules itself."""
+    code = """
+import dataclasses, json, torch, warp as wp
+from configs.catalog import get_task
+spec = get_task("quadruped-flat")
+env = spec.make_env(dataclasses.replace(spec.default_config().env, num_envs=4, backend="warp"), torch.device("cpu"))
+def loaded():
+    return {(n, str(key)) for n, m in wp._src.context.user_modules.items() for key in m.execs}
+before = loaded()
+env.reset(seed=0)
+env.step(torch.zeros(4, env.action_spec.n))
+print(json.dumps({"before": len(before), "new": sorted(n for n, _ in loaded() - before)}))
+"""
+    out = {}
+    for choice in ("1", "0"):
+        r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600,
+                           env={**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT),
+                                "LEGGED_MJX_WARP_PARALLEL_LOAD": choice})
+        assert r.returncode == 0, r.stderr[-2000:]
+        out[choice] = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out["1"]["before"] >= 40 and out["1"]["new"] == [], out["1"]
+    assert len(out["0"]["new"]) >= 30, out["0"]  # the serial way: the step loads the generated modules

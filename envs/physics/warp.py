@@ -43,11 +43,11 @@ in the reproduced case was 0.021 m, Warp's 1.853 m)."""
 
 PRELOAD_MODULES = ("forward", "smooth", "sensor", "passive", "constraint", "solver", "support", "derivative")
 """mujoco_warp's module-level kernel modules that a step of our models uses (``derivative``: the humanoid's
-implicitfast integrator), its largest compiles. They are compiled, or read from the cache, in parallel before the first
-step: on the CPU a cold build of quadruped-flat takes 20 s instead of 25 s; on an H100 the seven largest took 22 s
-together (forward alone 21.6 s) where one after the other they take 68 s (bench/RESULTS.md). The kernels
-mujoco_warp generates for a model (34 modules for quadruped-flat) still load one by one during that first step. A module
-missing here only loads later, serially; an extra one costs its compile."""
+implicitfast integrator), its largest compiles. On the CPU device they are compiled, or read from the cache, in
+parallel before the first step (a cold build of quadruped-flat: 20 s instead of 25 s), and the kernels mujoco_warp
+generates for a model (34 modules for quadruped-flat) load one by one during that first step. On CUDA every variant
+the step loads, these and the generated ones, loads in parallel before it (``WarpPhysics._load_step_kernels``; on an
+H100 the seven largest took 22 s together where one after the other they take 68 s, bench/RESULTS.md)."""
 
 
 def preload_kernels(wp: Any, device: Any) -> None:
@@ -110,11 +110,17 @@ class WarpPhysics:
         self.kernels = KernelWatch(wp, mjw, model, self._wdev)
         """The first step's kernel report (``kernels.report`` once the step ran)."""
         self.kernels.start()  # says whether this model's kernels will compile; the first step reports what they did
-        preload_kernels(wp, self._wdev)
+        self._model, self._buffers = model, (nconmax, njmax)
+        choice = os.environ.get("LEGGED_MJX_WARP_PARALLEL_LOAD", "auto")  # auto: on CUDA; 1: also on the CPU; 0: off
+        parallel = choice == "1" or (choice == "auto" and self._wdev.is_cuda)
+        if not parallel:
+            preload_kernels(wp, self._wdev)
         with wp.ScopedDevice(self._wdev):
             self.m = mjw.put_model(model, batch_sizes={name: num_envs for name in model_fields})
             self.m.opt.warn_overflow = 0  # overflows are read per world from d.overflow, not printed by kernels
             self.d = mjw.make_data(model, nworld=num_envs, nconmax=nconmax, njmax=njmax)
+        if parallel:
+            self._load_step_kernels()
         t = wp.to_torch
         self._state = {name: t(getattr(self.d, name)) for name in STATE_FIELDS}
         self._sensordata = t(self.d.sensordata)
@@ -130,6 +136,24 @@ class WarpPhysics:
         self._unstable: torch.Tensor | None = None
         """This step's ``unstable`` flags, made by the first read after it (a step's later reads share them)."""
         self._streams: dict[int, Any] = {}
+
+    def scratch_data(self) -> Any:
+        """A one-world ``mujoco_warp.Data`` of this model with the run's buffer sizes (for dry runs of a step: the
+        module variants a step loads do not depend on the number of worlds)."""
+        nconmax, njmax = self._buffers
+        with self._wp.ScopedDevice(self._wdev):
+            return self._mjw.make_data(self._model, nworld=1, nconmax=nconmax, njmax=njmax)
+
+    def _load_step_kernels(self) -> None:
+        """On CUDA: every kernel module variant the first step loads, found by a dry run of the step
+        (``envs/physics/warp_variants.py``), loaded (compiled when not cached) in parallel threads, where the step
+        would load them one by one (the kernels mujoco_warp generates for a model: 34 for quadruped-flat, 50 s of
+        serial compiling on an H100 with an empty cache). ``LEGGED_MJX_WARP_PARALLEL_LOAD=0``: the serial way (``1``:
+this way on the CPU device too, where it gains nothing measurable: loading a cached module takes milliseconds)."""
+        from envs.physics.warp_variants import load_parallel, predict_for_device
+
+        variants = predict_for_device(self._wp, self._mjw, self.m, self.scratch_data(), self._wdev)
+        load_parallel(self._wp, variants, self._wdev, workers=min(8, os.cpu_count() or 1))
 
     # ------------------------------------------------------------------------------------ stepping
     def _warp_stream(self) -> Any:

@@ -99,20 +99,30 @@ def _concrete(kernel: Any, args: list[Any]) -> Any:
     return kernel
 
 
+def _block_dim(wp: Any, device: Any, requested: Any) -> int:
+    """The block size a launch asking for ``requested`` loads on ``device`` (Warp's own rule where it has one)."""
+    resolve = getattr(wp._src.context, "_resolve_launch_block_dim", None)
+    if resolve is not None:
+        return int(resolve(device, requested))
+    return _cuda_block_dim(requested) if device.is_cuda else 1  # pragma: no cover - older Warp
+
+
 @contextmanager
-def _recording(wp: Any, card: CudaCard, found: set[Variant]) -> Iterator[None]:
-    """Inside: Warp answers mujoco_warp as ``card`` would, and records launches instead of running them."""
-    fake = _FakeCuda(card)
+def _recording(wp: Any, device: Any, found: set[Variant]) -> Iterator[None]:
+    """Inside: ``wp.get_device()`` answers ``device`` (a ``_FakeCuda`` or a real device) and launches are recorded
+    with the block size they load on it instead of being run."""
 
     def launch(kernel: Any, dim: Any = None, inputs: Any = (), outputs: Any = (), *args: Any, **kw: Any) -> None:
         if _empty(dim):
             return
         kernel = _concrete(kernel, [*inputs, *outputs])
-        found.add(Variant(kernel.module.name, _cuda_block_dim(kw.get("block_dim"))))
+        found.add(Variant(kernel.module.name, _block_dim(wp, device, kw.get("block_dim"))))
 
-    def suggested(kernel: Any, device: Any = None) -> tuple[int, int]:  # CUDA loads the module's default variant
-        found.add(Variant(kernel.module.name, _cuda_block_dim(kernel.module.options.get("block_dim"))))
-        return CUDA_DEFAULT_BLOCK_DIM, 4 * card.sm_count
+    def suggested(kernel: Any, device_: Any = None) -> tuple[int, int]:
+        if not device.is_cuda:
+            return 1, 1  # Warp's answer on the CPU (nothing loaded)
+        found.add(Variant(kernel.module.name, _cuda_block_dim(kernel.module.options.get("block_dim"))))  # default
+        return CUDA_DEFAULT_BLOCK_DIM, 4 * device.sm_count
 
     def capture_while(condition: Any, while_body: Callable[..., Any], stream: Any = None, **kwargs: Any) -> None:
         while_body(**kwargs)  # a conditional graph node: the body is captured once
@@ -126,7 +136,7 @@ def _recording(wp: Any, card: CudaCard, found: set[Variant]) -> Iterator[None]:
     patches: dict[str, Any] = {
         "launch": launch, "launch_tiled": launch, "get_suggested_block_size": suggested,
         "capture_while": capture_while, "capture_if": capture_if,
-        "get_device": lambda *a, **k: fake if not a and not k else real_get_device(*a, **k)}
+        "get_device": lambda *a, **k: device if not a and not k else real_get_device(*a, **k)}
     saved = {name: getattr(wp, name) for name in patches}
     for name, fn in patches.items():
         setattr(wp, name, fn)
@@ -137,18 +147,40 @@ def _recording(wp: Any, card: CudaCard, found: set[Variant]) -> Iterator[None]:
             setattr(wp, name, fn)
 
 
+def _dry_run(wp: Any, mjw: Any, m: Any, d: Any, device: Any, found: set[Variant]) -> None:
+    with _recording(wp, device, found):
+        mjw.step(m, d)
+
+
 def predict(wp: Any, mjw: Any, m: Any, d: Any, cards: list[CudaCard], preload: tuple[str, ...] = ()) -> set[Variant]:
     """The variants one ``mujoco_warp.step(m, d)`` loads on each of ``cards`` (a dry run on the CPU: nothing is
     launched or compiled; ``d`` keeps its state up to Warp's own memsets and copies), and the default variants of the
     mujoco_warp modules ``preload`` names (``envs/physics/warp.py``: ``wp.force_load`` before the first step)."""
     found: set[Variant] = set()
     for card in cards:
-        with _recording(wp, card, found):
-            mjw.step(m, d)
+        _dry_run(wp, mjw, m, d, _FakeCuda(card), found)
     for name in preload:
         module = wp.get_module(f"mujoco_warp._src.{name}")
         found.add(Variant(module.name, _cuda_block_dim(module.options.get("block_dim"))))
     return found
+
+
+def predict_for_device(wp: Any, mjw: Any, m: Any, d: Any, device: Any) -> set[Variant]:
+    """The variants one ``mujoco_warp.step(m, d)`` loads on the real Warp ``device`` (a dry run, as ``predict``)."""
+    found: set[Variant] = set()
+    with wp.ScopedDevice(device):
+        _dry_run(wp, mjw, m, d, device, found)
+    return found
+
+
+def load_parallel(wp: Any, variants: set[Variant], device: Any, workers: int) -> None:
+    """Load (compile when not cached) ``variants`` on ``device`` with ``workers`` threads: Warp hashes modules under
+    its code-generation lock and compiles and loads them outside it, so compiles and loads overlap."""
+    def load(variant: Variant) -> None:
+        wp.get_module(variant.module).load(device, variant.block_dim)
+
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        list(pool.map(load, sorted(variants, key=lambda v: (v.module, v.block_dim))))
 
 
 def binary_name(wp: Any, variant: Variant, arch: int, use_ptx: bool) -> str:
@@ -196,7 +228,7 @@ def ahead_of_time(physics: Any, model: Any, arches: list[int]) -> dict[str, Any]
 
     t0 = time.perf_counter()
     wp, mjw = physics._wp, physics._mjw
-    variants = predict(wp, mjw, physics.m, physics.d, cards_for(arches), PRELOAD_MODULES)
+    variants = predict(wp, mjw, physics.m, physics.scratch_data(), cards_for(arches), PRELOAD_MODULES)
     files = compile_variants(wp, variants, arches)
     write_cuda_manifests(wp, mjw, model, variants, arches)
     return {"arches": arches, "cuda_variants": len(variants), "aot_files": len(files),
