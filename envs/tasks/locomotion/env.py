@@ -188,7 +188,7 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
         state.episode_length += 1
         base_height = s.base_z - self.ground.height(s.base_xy)  # above the ground below
         if cfg.commands.heading:
-            self.commands_of.steer(state, s.base_quat)
+            self.commands_of.steer(state, s.yaw)  # the step's yaw, shared with the height scan
         x = self._contacts_and_context(s, actions, base_height)
         stacked = rewards.TERMS.stacked(self.reward_terms, self._reward_column, x)  # [terms, N], weighted
         state.air_time *= ~(x.contact | state.last_contacts)  # contact_filt: this step's or the last one's

@@ -16,7 +16,6 @@ import numpy as np
 import torch
 
 from envs.tasks.locomotion.obs_table import OBS_SCALES, TABLE, TERM_NAMES
-from envs.tasks.rotations import yaw_of
 
 if TYPE_CHECKING:
     from envs.tasks.locomotion.env import LocomotionEnv
@@ -38,7 +37,7 @@ def values(env: LocomotionEnv, s: Step, rows: torch.Tensor | None = None) -> dic
            "joint_vel": s.joint_vel, "last_actions": own(state.last_actions)}
     scan = env.cfg.height_scan
     if scan.enabled:
-        heights = env.ground.scan(s.r.qpos[:, env.adr.base_pos], yaw_of(s.base_quat)) - scan.offset
+        heights = env.ground.scan(s.r.qpos[:, env.adr.base_pos], s.yaw) - scan.offset
         out["height_scan"] = heights.clamp(-scan.clip, scan.clip)
     return out
 
