@@ -2,7 +2,7 @@
 # Issue 38's GPU checks in one call on an NVIDIA machine, under 9 minutes (prepared and dry-run on a CPU-only one):
 #   1. start-up from an empty kernel cache: `train.py --task quadruped-flat`, Warp's per-module log on, SIGINT after
 #      COLD_S (first iteration's time from the command; modules compiled);
-#   2. start-up from a cache built without a GPU, as the Docker image builds it: `tools.warmup --device cpu --arch
+#   2. start-up from a cache built without a GPU, as the Docker image builds it: `tools.warmup --cuda-only --arch
 #      <this GPU's sm>` with CUDA hidden, then `train.py --task quadruped-flat` on it, SIGINT after TARGET_S, a
 #      checkpoint every 10 iterations (modules compiled on the GPU: Warp's log; first iteration; checkpoint times);
 #   3. the same command again on the now-warm cache (first iteration), SIGINT after WARM_S;
@@ -54,10 +54,10 @@ fits "$COLD_S" && LEGGED_MJX_WARP_VERBOSE=1 train_stage quad_cold "$COLD_S" --ta
 export LEGGED_MJX_WARP_CACHE=/tmp/cpu_cache
 rm -rf "$LEGGED_MJX_WARP_CACHE"
 if fits 150; then
-  echo "=== CPU-built cache: warmup --device cpu --arch $arch, CUDA hidden ($(date +%T))" | tee -a "$log"
+  echo "=== CPU-built cache: warmup --cuda-only --arch $arch, CUDA hidden ($(date +%T))" | tee -a "$log"
   t0=$SECONDS
-  CUDA_VISIBLE_DEVICES= timeout 150 python3 -m tools.warmup --task quadruped-flat --device cpu --arch "$arch" \
-    env.num_envs=4 --json "$out/warmup.json" 2>&1 | grep -v "^Warp CUDA" | tee -a "$log"
+  CUDA_VISIBLE_DEVICES= timeout 150 python3 -m tools.warmup --task quadruped-flat --cuda-only --arch "$arch" \
+    --json "$out/warmup.json" 2>&1 | grep -v "^Warp CUDA" | tee -a "$log"
   echo "=== warmup: $((SECONDS - t0)) s" | tee -a "$log"
 fi
 fits "$TARGET_S" && LEGGED_MJX_WARP_VERBOSE=1 train_stage quad_cpu_cache "$TARGET_S" --task quadruped-flat \

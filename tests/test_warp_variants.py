@@ -32,7 +32,7 @@ CUDA_SIZED = {
 def quadruped_on_warp() -> tuple[Any, Any, Any, Any]:
     """(wp, mjw, m, d): quadruped-flat's scene put on Warp's CPU device (nothing stepped, nothing compiled)."""
     from configs.catalog import get_task
-    from envs.physics.warp import import_warp
+    from envs.physics.warp import import_warp, put_model
 
     wp, mjw = import_warp()
     spec = get_task("quadruped-flat")
@@ -40,7 +40,7 @@ def quadruped_on_warp() -> tuple[Any, Any, Any, Any]:
     env: Any = spec.make_env(dataclasses.replace(cfg, num_envs=2, backend="native"),
                              torch.device("cpu"))
     with wp.ScopedDevice("cpu"):
-        return wp, mjw, mjw.put_model(env.model), mjw.make_data(env.model, nworld=2)
+        return wp, mjw, put_model(mjw, env.model, 2, ()), mjw.make_data(env.model, nworld=2)
 
 
 def test_a_cuda_step_loads_mujoco_warps_own_block_sizes_which_a_cpu_step_never_does() -> None:
@@ -129,3 +129,37 @@ print(json.dumps({"before": len(before), "new": sorted(n for n, _ in loaded() - 
         out[choice] = json.loads(r.stdout.strip().splitlines()[-1])
     assert out["1"]["before"] >= 40 and out["1"]["new"] == [], out["1"]
     assert len(out["0"]["new"]) >= 30, out["0"]  # the serial way: the step loads the generated modules
+
+
+def test_the_cuda_only_build_predicts_what_the_training_model_loads() -> None:
+    """``tools.warmup --cuda-only`` (no step, no CPU compiler) predicts from the same Warp model as a training run's
+    (per-world fields, overflow warnings compiled out): the variants of a stepped env's own model, module hashes
+    included."""
+    import warp as wp
+
+    from configs.catalog import get_task
+    from envs.physics.warp import PRELOAD_MODULES, import_warp, put_model
+    from envs.physics.warp_variants import cards_for, predict
+
+    _, mjw = import_warp()
+    spec = get_task("quadruped-rough")
+    cfg: Any = spec.default_config().env
+    env: Any = spec.make_env(dataclasses.replace(cfg, num_envs=4, backend="warp"), torch.device("cpu"))
+    native: Any = spec.make_env(dataclasses.replace(cfg, num_envs=2, backend="native"), torch.device("cpu"))
+    cards = cards_for([90])
+    trained = predict(wp, mjw, env.physics.m, env.physics.scratch_data(), cards, PRELOAD_MODULES)
+    with wp.ScopedDevice("cpu"):
+        m = put_model(mjw, native.model, 2, tuple(native.physics._fields))
+        alone = predict(wp, mjw, m, mjw.make_data(native.model, nworld=1), cards, PRELOAD_MODULES)
+    assert alone == trained
+
+    def ident(v: Any) -> str:
+        return str(wp.get_module(v.module).get_module_identifier(v.block_dim))
+
+    assert sorted(map(ident, alone)) == sorted(map(ident, trained))
+
+
+def test_cuda_only_needs_an_architecture() -> None:
+    r = subprocess.run([sys.executable, "-m", "tools.warmup", "--task", "quadruped-flat", "--cuda-only"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert r.returncode != 0 and "--cuda-only" in r.stderr and "--arch" in r.stderr and "Traceback" not in r.stderr

@@ -85,6 +85,15 @@ def import_warp() -> tuple[Any, Any]:
     return wp, mjw
 
 
+def put_model(mjw: Any, model: mujoco.MjModel, num_envs: int, model_fields: tuple[str, ...]) -> Any:
+    """The Warp model of ``model`` as training runs it (on Warp's current device): ``model_fields`` per world, and
+    overflows read per world from ``d.overflow`` rather than printed by kernels (an option compiled into them, so
+    an ahead-of-time build must use this too)."""
+    m = mjw.put_model(model, batch_sizes={name: num_envs for name in model_fields})
+    m.opt.warn_overflow = 0
+    return m
+
+
 def warp_available() -> bool:
     """Whether warp-lang and mujoco-warp can be imported (without importing them)."""
     from envs.physics.registry import REGISTRY
@@ -116,8 +125,7 @@ class WarpPhysics:
         if not parallel:
             preload_kernels(wp, self._wdev)
         with wp.ScopedDevice(self._wdev):
-            self.m = mjw.put_model(model, batch_sizes={name: num_envs for name in model_fields})
-            self.m.opt.warn_overflow = 0  # overflows are read per world from d.overflow, not printed by kernels
+            self.m = put_model(mjw, model, num_envs, model_fields)
             self.d = mjw.make_data(model, nworld=num_envs, nconmax=nconmax, njmax=njmax)
         if parallel:
             self._load_step_kernels()

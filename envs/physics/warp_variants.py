@@ -219,16 +219,23 @@ def write_cuda_manifests(wp: Any, mjw: Any, model: Any, variants: set[Variant], 
         write_manifest(cache_root(wp), key, [binary_name(wp, v, arch, use_ptx=False) for v in variants])
 
 
-def ahead_of_time(physics: Any, model: Any, arches: list[int]) -> dict[str, Any]:
-    """Predict what a CUDA step of ``physics`` (a ``WarpPhysics`` that has stepped on the CPU) loads on the listed
-    cards of each architecture, compile it for those architectures and write the manifests; a summary."""
+def ahead_of_time(model: Any, arches: list[int], fields: tuple[str, ...] = (), physics: Any = None) -> dict[str, Any]:
+    """Predict what a CUDA step of ``model`` loads on the listed cards of each architecture, compile it for those
+    architectures and write the manifests; a summary. ``physics``: a ``WarpPhysics`` of the model (its Warp model is
+    used); else the model is put on Warp's CPU device with ``fields`` batched per world (no kernel runs or compiles
+    for the CPU: a machine without Warp's CPU compiler can build a GPU's cache)."""
     import time
 
-    from envs.physics.warp import PRELOAD_MODULES
+    from envs.physics.warp import PRELOAD_MODULES, import_warp, put_model
 
     t0 = time.perf_counter()
-    wp, mjw = physics._wp, physics._mjw
-    variants = predict(wp, mjw, physics.m, physics.scratch_data(), cards_for(arches), PRELOAD_MODULES)
+    wp, mjw = import_warp()
+    if physics is not None:
+        m, d = physics.m, physics.scratch_data()
+    else:
+        with wp.ScopedDevice("cpu"):
+            m, d = put_model(mjw, model, 2, fields), mjw.make_data(model, nworld=1)
+    variants = predict(wp, mjw, m, d, cards_for(arches), PRELOAD_MODULES)
     files = compile_variants(wp, variants, arches)
     write_cuda_manifests(wp, mjw, model, variants, arches)
     return {"arches": arches, "cuda_variants": len(variants), "aot_files": len(files),
