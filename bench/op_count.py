@@ -56,10 +56,13 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
 
 
 def mujoco_tasks() -> list[str]:
-    """Every registered task with a batched MuJoCo env (its env config has ``physics_threads``)."""
+    """Every built-in task with a batched MuJoCo env (its env config has ``physics_threads``; robot files loaded in
+    this process left out)."""
     from configs.catalog import registered
+    from envs.registry import is_file_task
 
-    return [name for name, spec in registered().items() if hasattr(spec.default_config().env, "physics_threads")]
+    return [name for name, spec in registered().items()
+            if not is_file_task(name) and hasattr(spec.default_config().env, "physics_threads")]
 
 
 def _build(name: str, args: argparse.Namespace) -> tuple[Any, Any, Any]:

@@ -92,13 +92,14 @@ def measure(task: str, num_envs: int, args: argparse.Namespace) -> dict[str, Any
 
 
 def runnable_tasks() -> list[str]:
-    """Every registered MuJoCo task that trains without a teacher."""
+    """Every built-in MuJoCo task that trains without a teacher."""
     from configs.catalog import registered
+    from envs.registry import is_file_task
 
     out = []
     for name, spec in registered().items():
         cfg = spec.default_config()
-        if hasattr(cfg.env, "physics_threads") and not cfg.algorithm.distillation:
+        if not is_file_task(name) and hasattr(cfg.env, "physics_threads") and not cfg.algorithm.distillation:
             out.append(name)
     return out
 
