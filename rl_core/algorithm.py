@@ -38,16 +38,16 @@ from rl_core.transition import Transition
 def finite_obs(obs: Obs) -> tuple[Obs, torch.Tensor]:
     """``obs`` with non-finite values replaced by 0, and ``[N]`` bool: the env's observation had one (on the
     device, no host sync). Integer (pixel) observations are always finite."""
-    bad: torch.Tensor | None = None
+    finite: torch.Tensor | None = None
     out = {}
     for k, v in obs.items():
         if v.is_floating_point():
-            row_bad = ~torch.isfinite(v).flatten(1).all(dim=1)
-            bad = row_bad if bad is None else bad | row_bad
+            row_finite = torch.isfinite(v).flatten(1).all(dim=1)
+            finite = row_finite if finite is None else finite & row_finite
             v = torch.nan_to_num(v, nan=0.0, posinf=0.0, neginf=0.0)
         out[k] = v
     first = next(iter(obs.values()))
-    return out, bad if bad is not None else torch.zeros(first.shape[0], dtype=torch.bool, device=first.device)
+    return out, ~finite if finite is not None else torch.zeros(first.shape[0], dtype=torch.bool, device=first.device)
 
 
 def checked_obs(env: VecEnv, obs: Obs, device: torch.device) -> tuple[Obs, torch.Tensor | None]:
@@ -94,9 +94,9 @@ class EnvStep:
         rewards, terminated, truncated = (x.to(device) for x in (rewards, terminated, truncated))
         if obs_bad is None:
             return cls(obs, rewards, terminated, truncated, info, None, None)
-        reward_bad = ~torch.isfinite(rewards)
-        rewards = torch.where(reward_bad, torch.zeros_like(rewards), rewards)
-        return cls(obs, rewards, terminated, truncated, info, obs_bad, reward_bad)
+        reward_finite = torch.isfinite(rewards)
+        rewards = torch.where(reward_finite, rewards, 0.0)  # a scalar fill: no zeros tensor per step
+        return cls(obs, rewards, terminated, truncated, info, obs_bad, ~reward_finite)
 
     @property
     def done(self) -> torch.Tensor:
@@ -157,9 +157,9 @@ class Algorithm(Learner):
         values = transition.values
         if values is None:
             return None
-        bad = ~torch.isfinite(values)
-        transition.values = torch.where(bad, torch.zeros_like(values), values)
-        return bad
+        finite = torch.isfinite(values)
+        transition.values = torch.where(finite, values, 0.0)
+        return ~finite
 
     def _final_values(self, step: EnvStep) -> tuple[torch.Tensor | None, torch.Tensor | None]:
         """V(final observation) of the truncated envs and ``[N]`` bool where it is not finite (None, None: the

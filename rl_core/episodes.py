@@ -14,6 +14,7 @@ from typing import Any
 import torch
 
 from rl_core.env_api import StepInfo
+from rl_core.stacked_sums import StackedSums
 
 
 class EpisodeStats:
@@ -35,11 +36,11 @@ class EpisodeStats:
         self._stat_bufs: dict[str, torch.Tensor] = {}
         """The env's per-episode values (``info["episode_stats"]``), NaN where none ended: ``[T, N]`` per name."""
         self.recent_stats: dict[str, deque[float]] = {}
-        self.log_sums: dict[str, torch.Tensor] = {}
-        """The env's ``info["log"]`` summed over this rollout's steps."""
+        self.log_sums = StackedSums()
+        """The env's ``info["log"]`` summed over this rollout's steps (one stacked add per step)."""
 
     def start_rollout(self) -> None:
-        self.log_sums = {}
+        self.log_sums = StackedSums()
 
     def record(self, t: int, rewards: torch.Tensor, done: torch.Tensor, invalid: torch.Tensor,
                info: StepInfo) -> None:
@@ -54,15 +55,14 @@ class EpisodeStats:
         self.ep_return.masked_fill_(done, 0.0)
         self.ep_length.masked_fill_(done, 0.0)
         self._invalid.masked_fill_(done, False)
-        for k, v in info.get("log", {}).items():
-            self.log_sums[k] = self.log_sums[k] + v if k in self.log_sums else v.clone()
+        self.log_sums.add(info.get("log", {}))
         for k, v in info.get("episode_stats", {}).items():
             v = v.to(self.device)
-            self._stat_buffer(k)[t] = torch.where(self._invalid_at[t], torch.full_like(v, math.nan), v)
+            self._stat_buffer(k)[t] = torch.where(self._invalid_at[t], math.nan, v)
 
     def log_means(self, steps: int) -> dict[str, torch.Tensor]:
         """The env's log of this rollout: each name's mean over its ``steps`` steps (on the device)."""
-        return {k: v / steps for k, v in self.log_sums.items()}
+        return {k: v / steps for k, v in self.log_sums.totals().items()}
 
     def reduce(self) -> dict[str, float]:
         """The one host sync of an iteration: this rollout's finished episodes into the recent windows; the means

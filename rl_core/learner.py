@@ -14,6 +14,7 @@ import torch
 from torch import nn
 
 from rl_core.config import AlgorithmConfig
+from rl_core.stacked_sums import StackedSums
 
 
 def iteration_means(sums: dict[str, torch.Tensor], count: int, lr: torch.Tensor) -> dict[str, torch.Tensor]:
@@ -62,15 +63,14 @@ class Learner:
                stop: Callable[[dict[str, torch.Tensor]], bool] | None = None) -> dict[str, torch.Tensor]:
         """Run the minibatch ``steps`` (each yields its metrics, valid until the next one is requested) and return
         ``iteration_means`` of them; ``stop(metrics)`` true ends the update after that minibatch."""
-        sums: dict[str, torch.Tensor] = {}
+        sums = StackedSums()  # one add per minibatch for all metrics (each an eager launch on a GPU)
         count = 0
         for metrics in steps:
-            for k, v in metrics.items():
-                sums[k] = sums[k] + v if k in sums else v.clone()
+            sums.add(metrics)
             count += 1
             if stop is not None and stop(metrics):
                 break
-        return iteration_means(sums, count, self.lr)
+        return iteration_means(sums.totals(), count, self.lr)
 
     # -- checkpoint
     def state_dict(self) -> dict:

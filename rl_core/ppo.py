@@ -123,8 +123,10 @@ class PPO(Algorithm):
         self._groups = [actor, critic] if cfg.clip_grad_per_network else [actor + critic]
         self._params = actor + critic
         # Recurrent policies take the eager path: their minibatches (trajectory segments) change shape.
-        graphed = (cfg.cuda_graph and device.type == "cuda" and distributed.world_size() == 1
-                   and not policy.is_recurrent and self._mirror_obs is None)
+        self.graph_capturable = not policy.is_recurrent
+        """Whether a minibatch update has fixed shapes (a CUDA graph replays it on a GPU, single process), with or
+        without symmetry augmentation."""
+        graphed = cfg.cuda_graph and device.type == "cuda" and distributed.world_size() == 1 and self.graph_capturable
         self._graphed = GraphedMinibatch(self._minibatch, device) if graphed else None
         if cfg.normalize_rewards:
             self.reward_normalizer = ReturnNormalizer(num_envs, cfg.gamma, device)
@@ -168,7 +170,7 @@ class PPO(Algorithm):
         bad = any_of(final_bad, ~torch.isfinite(final_values))
         assert bad is not None
         bad = bad & step.truncated
-        return torch.where(bad, torch.zeros_like(final_values), final_values), bad
+        return torch.where(bad, 0.0, final_values), bad
 
     def _learn_rewards(self, step: EnvStep) -> torch.Tensor:
         if self.reward_normalizer is None:
@@ -248,6 +250,11 @@ class PPO(Algorithm):
                      storage.recurrent_minibatches(cfg.num_mini_batches, cfg.num_learning_epochs, generator))
         else:
             flat = storage.flat()
+            if self._mirror_obs is not None and self._mirror_actions is not None:
+                # symmetry: every sample mirrored once per update (the normalizer is fixed during it), gathered with
+                # its minibatch, not mirrored again in each epoch; the same values as mirroring the minibatch
+                flat = {**flat, "mirror_obs": self._mirror_obs(flat["obs"]),
+                        "mirror_actions": self._mirror_actions(flat["actions"])}
             indices = storage.minibatch_indices(cfg.num_mini_batches, cfg.num_learning_epochs, generator)
             steps = (self._graphed.run(flat, indices) if self._graphed is not None
                      else (self._minibatch(flat, idx) for idx in indices))

@@ -50,14 +50,17 @@ def augment(batch: dict[str, torch.Tensor], mirror_obs: TensorFn, mirror_actions
     """The batch followed by its mirror (twice the rows). Pure.
 
     Mirrored rows: ``mirror_obs(obs)`` (the function gets the batch's observations as stored), ``mirror_actions``
-    of the actions, and the originals' old log-probs, distribution parameters, values, advantages, returns and
-    weights. ``kl_weights`` (original rows 1 x weight, mirrored rows 0) keeps the KL of the adaptive learning rate
-    on the original rows: the stored distribution parameters are those of the unmirrored observation. The critic
-    reads the policy observations (a separate critic group has no mirror)."""
-    obs = torch.cat([batch["obs"], mirror_obs(batch["obs"])])
+    of the actions (``batch["mirror_obs"]`` / ``batch["mirror_actions"]`` when the caller mirrored them already),
+    and the originals' old log-probs, distribution parameters, values, advantages, returns and weights.
+    ``kl_weights`` (original rows 1 x weight, mirrored rows 0) keeps the KL of the adaptive learning rate on the
+    original rows: the stored distribution parameters are those of the unmirrored observation. The critic reads the
+    policy observations (a separate critic group has no mirror)."""
+    mirrored_obs = batch["mirror_obs"] if "mirror_obs" in batch else mirror_obs(batch["obs"])
+    mirrored_actions = batch["mirror_actions"] if "mirror_actions" in batch else mirror_actions(batch["actions"])
+    obs = torch.cat([batch["obs"], mirrored_obs])
     out = {k: torch.cat([batch[k], batch[k]]) for k in SAME_KEYS}
     out["obs"] = obs
     out["critic_obs"] = obs
-    out["actions"] = torch.cat([batch["actions"], mirror_actions(batch["actions"])])
+    out["actions"] = torch.cat([batch["actions"], mirrored_actions])
     out["kl_weights"] = torch.cat([batch["weights"], torch.zeros_like(batch["weights"])])
     return out

@@ -44,7 +44,7 @@ def test_graphed_env_step_matches_the_eager_step():
         torch.testing.assert_close(oa["policy"], ob["policy"], atol=1e-3, rtol=1e-3)
         torch.testing.assert_close(ra, rb, atol=1e-4, rtol=1e-3)
         assert torch.equal(ta, tb) and torch.equal(ua, ub)
-    assert graphed._graphed is not None and graphed._graphed.captures == 1 and eager._graphed is None
+    assert graphed.graphed is not None and graphed.graphed.captures == 1 and eager.graphed is None
 
 
 def test_graphed_env_recaptures_after_reset_and_resumes_exactly():
@@ -81,20 +81,27 @@ def test_graphed_env_detects_nan_physics_and_recovers():
     assert torch.isfinite(env.physics.read().qvel).all() and not info["invalid"].any()
 
 
-def test_graphed_ppo_update_matches_the_eager_update():
-    from rl_core.config import PolicyConfig, AlgorithmConfig
+@pytest.mark.parametrize("symmetry", [False, True], ids=["plain", "symmetry"])
+def test_graphed_ppo_update_matches_the_eager_update(symmetry: bool):
+    from rl_core.config import AlgorithmConfig, PolicyConfig
+    from rl_core.env_api import ActionSpec
     from rl_core.modules.actor_critic import ActorCritic
     from rl_core.ppo import PPO
     from rl_core.storage import RolloutStorage
+    from rl_core.symmetry import Mirrors
 
-    from rl_core.env_api import ActionSpec
+    def mirror(width: int):
+        sign = torch.tensor([(-1.0) ** i for i in range(width)], device="cuda")
+        return lambda x: torch.flip(x, [-1]) * sign
 
     def build(cuda_graph: bool):
         torch.manual_seed(0)
         config = PolicyConfig(actor_hidden_dims=(128, 64, 32), critic_hidden_dims=(128, 64, 32), activation="elu")
         policy = ActorCritic((48,), None, ActionSpec(discrete=False, n=12), config).cuda()
-        cfg = AlgorithmConfig(num_mini_batches=4, num_learning_epochs=5, cuda_graph=cuda_graph)
-        return policy, PPO(policy, cfg, 10, torch.device("cuda"), 256, 24, torch.Generator(device="cuda"))
+        cfg = AlgorithmConfig(num_mini_batches=4, num_learning_epochs=5, cuda_graph=cuda_graph,
+                              symmetry="augment" if symmetry else "none")
+        return policy, PPO(policy, cfg, 10, torch.device("cuda"), 256, 24, torch.Generator(device="cuda"),
+                           mirrors=Mirrors(mirror(48), mirror(12)) if symmetry else None)
 
     (pa, alg_a), (pb, alg_b) = build(True), build(False)
     assert alg_a._graphed is not None and alg_b._graphed is None

@@ -43,11 +43,11 @@ in the reproduced case was 0.021 m, Warp's 1.853 m)."""
 
 PRELOAD_MODULES = ("forward", "smooth", "sensor", "passive", "constraint", "solver", "support", "derivative")
 """mujoco_warp's module-level kernel modules that a step of our models uses (``derivative``: the humanoid's
-implicitfast integrator), its largest compiles. They are compiled, or read from the cache, in parallel before the first
-step: on the CPU a cold build of quadruped-flat takes 20 s instead of 25 s; on an H100 the seven largest took 22 s
-together (forward alone 21.6 s) where one after the other they take 68 s (bench/RESULTS.md). The kernels
-mujoco_warp generates for a model (34 modules for quadruped-flat) still load one by one during that first step. A module
-missing here only loads later, serially; an extra one costs its compile."""
+implicitfast integrator), its largest compiles. On the CPU device they are compiled, or read from the cache, in
+parallel before the first step (a cold build of quadruped-flat: 20 s instead of 25 s), and the kernels mujoco_warp
+generates for a model (34 modules for quadruped-flat) load one by one during that first step. On CUDA every variant
+the step loads, these and the generated ones, loads in parallel before it (``WarpPhysics._load_step_kernels``; on an
+H100 the seven largest took 22 s together where one after the other they take 68 s, bench/RESULTS.md)."""
 
 
 def preload_kernels(wp: Any, device: Any) -> None:
@@ -85,6 +85,15 @@ def import_warp() -> tuple[Any, Any]:
     return wp, mjw
 
 
+def put_model(mjw: Any, model: mujoco.MjModel, num_envs: int, model_fields: tuple[str, ...]) -> Any:
+    """The Warp model of ``model`` as training runs it (on Warp's current device): ``model_fields`` per world, and
+    overflows read per world from ``d.overflow`` rather than printed by kernels (an option compiled into them, so
+    an ahead-of-time build must use this too)."""
+    m = mjw.put_model(model, batch_sizes={name: num_envs for name in model_fields})
+    m.opt.warn_overflow = 0
+    return m
+
+
 class WarpPhysics:
     """``num_envs`` MuJoCo Warp worlds of ``model`` on ``device`` (cpu or cuda:N), ``nsubsteps`` per ``step``."""
 
@@ -103,11 +112,16 @@ class WarpPhysics:
         self.kernels = KernelWatch(wp, mjw, model, self._wdev)
         """The first step's kernel report (``kernels.report`` once the step ran)."""
         self.kernels.start()  # says whether this model's kernels will compile; the first step reports what they did
-        preload_kernels(wp, self._wdev)
+        self._model, self._buffers = model, (nconmax, njmax)
+        choice = os.environ.get("LEGGED_MJX_WARP_PARALLEL_LOAD", "auto")  # auto: on CUDA; 1: also on the CPU; 0: off
+        parallel = choice == "1" or (choice == "auto" and self._wdev.is_cuda)
+        if not parallel:
+            preload_kernels(wp, self._wdev)
         with wp.ScopedDevice(self._wdev):
-            self.m = mjw.put_model(model, batch_sizes={name: num_envs for name in model_fields})
-            self.m.opt.warn_overflow = 0  # overflows are read per world from d.overflow, not printed by kernels
+            self.m = put_model(mjw, model, num_envs, model_fields)
             self.d = mjw.make_data(model, nworld=num_envs, nconmax=nconmax, njmax=njmax)
+        if parallel:
+            self._load_step_kernels()
         t = wp.to_torch
         self._state = {name: t(getattr(self.d, name)) for name in STATE_FIELDS}
         self._sensordata = t(self.d.sensordata)
@@ -119,9 +133,28 @@ class WarpPhysics:
         self._contact_slot = torch.arange(self._contact_dist.shape[0], device=self.device)
         self._fatal = int(sum(getattr(mjw.OverflowType, f) for f in _FATAL_OVERFLOWS))
         self._fields = {name: t(getattr(self.m, name)) for name in model_fields}
-        self._fresh = {name: torch.zeros_like(v) for name, v in self._state.items()}
         self._graph: Any = None
+        self._unstable: torch.Tensor | None = None
+        """This step's ``unstable`` flags, made by the first read after it (a step's later reads share them)."""
         self._streams: dict[int, Any] = {}
+
+    def scratch_data(self) -> Any:
+        """A one-world ``mujoco_warp.Data`` of this model with the run's buffer sizes (for dry runs of a step: the
+        module variants a step loads do not depend on the number of worlds)."""
+        nconmax, njmax = self._buffers
+        with self._wp.ScopedDevice(self._wdev):
+            return self._mjw.make_data(self._model, nworld=1, nconmax=nconmax, njmax=njmax)
+
+    def _load_step_kernels(self) -> None:
+        """On CUDA: every kernel module variant the first step loads, found by a dry run of the step
+        (``envs/physics/warp_variants.py``), loaded (compiled when not cached) in parallel threads, where the step
+        would load them one by one (the kernels mujoco_warp generates for a model: 34 for quadruped-flat, 50 s of
+        serial compiling on an H100 with an empty cache). ``LEGGED_MJX_WARP_PARALLEL_LOAD=0``: the serial way (``1``:
+this way on the CPU device too, where it gains nothing measurable: loading a cached module takes milliseconds)."""
+        from envs.physics.warp_variants import load_parallel, predict_for_device
+
+        variants = predict_for_device(self._wp, self._mjw, self.m, self.scratch_data(), self._wdev)
+        load_parallel(self._wp, variants, self._wdev, workers=min(8, os.cpu_count() or 1))
 
     # ------------------------------------------------------------------------------------ stepping
     def _warp_stream(self) -> Any:
@@ -164,6 +197,7 @@ class WarpPhysics:
             self._capture()
         self._state["ctrl"].copy_(ctrl)
         self._overflow.zero_()
+        self._unstable = None
         if self.device.type == "cuda":
             wp.capture_launch(self._graph, stream=self._warp_stream())
         else:
@@ -179,20 +213,25 @@ class WarpPhysics:
 
     def read(self) -> PhysicsReadout:
         # Copies: the views change in place at the next step, and the task keeps some of these across steps.
-        unstable = ((self._overflow & self._fatal) != 0) | self._too_deep()
+        if self._unstable is None:  # once per step: overflow flags and contacts change in step() alone
+            self._unstable = ((self._overflow & self._fatal) != 0) | self._too_deep()
         return PhysicsReadout(self._state["qpos"].clone(), self._state["qvel"].clone(), self._sensordata.clone(),
-                              self._actuator_force.clone(), unstable)
+                              self._actuator_force.clone(), self._unstable)
 
     # ------------------------------------------------------------------------------- state writes
     @staticmethod
-    def _where(mask: torch.Tensor, new: torch.Tensor, out: torch.Tensor) -> None:
+    def _where(mask: torch.Tensor, new: torch.Tensor | None, out: torch.Tensor) -> None:
+        """``out[mask] = new[mask]`` in place, at fixed shapes (one kernel; ``new`` None: zeros)."""
         m = mask.reshape((-1,) + (1,) * (out.dim() - 1))
-        out.copy_(torch.where(m, new.to(out.dtype), out))
+        if new is None:
+            out.masked_fill_(m, 0)
+        else:
+            torch.where(m, new.to(out.dtype), out, out=out)
 
     def reset(self, mask: torch.Tensor, qpos: torch.Tensor, qvel: torch.Tensor) -> None:
-        fresh = {**self._fresh, "qpos": qpos, "qvel": qvel}
+        given = {"qpos": qpos, "qvel": qvel}  # every other state field (warm start, controls, time) starts at zero
         for name, view in self._state.items():
-            self._where(mask, fresh[name], view)
+            self._where(mask, given.get(name), view)
 
     def set_velocity(self, mask: torch.Tensor, qvel: torch.Tensor) -> None:
         self._where(mask, qvel, self._state["qvel"])

@@ -38,7 +38,7 @@ from envs.physics.factory import make_physics, resolve_backend
 from envs.physics.registry import REGISTRY
 from envs.tasks.graphed_step import GraphedStep
 from envs.tasks.mujoco_config import MujocoEnvConfig
-from envs.tasks.reward_terms import RewardTerms
+from envs.tasks.reward_terms import RewardTerms, weight_column
 from envs.tasks.state import TaskState
 from rl_core.env_api import ActionSpec, Obs, StepInfo
 
@@ -106,9 +106,13 @@ class MujocoTask(Generic[S]):
         self.ctrl_order: torch.Tensor | None = None
         """Index into the targets of each actuator (None: the actuators are in target order)."""
         graphable = cfg.cuda_graph and REGISTRY[self.backend].graph_capturable and self.device.type == "cuda"
-        self.graphed = GraphedStep(self.state, self._act, self._finish_step, state.names(),
-                                   self.generator) if graphable else None
+        self.graphed = self.graphed_step() if graphable else None
         """The step's task logic as a replayed CUDA graph (MuJoCo Warp on a GPU), else None."""
+
+    def graphed_step(self) -> GraphedStep:
+        """The step as ``GraphedStep`` wires it: ``_act`` eagerly, ``_finish_step`` captured with the task state as
+        its static buffers (tests/test_graphed_step_contract.py runs this wiring on the CPU with a stand-in graph)."""
+        return GraphedStep(self.state, self._act, self._finish_step, type(self.state).names(), self.generator)
 
     # ------------------------------------------------------------------------- what a task family implements
     def _view(self, r: PhysicsReadout) -> V:
@@ -128,7 +132,8 @@ class MujocoTask(Generic[S]):
         raise NotImplementedError
 
     def _too_fast(self, qvel: torch.Tensor) -> torch.Tensor:
-        """``[N]`` bool: a world moves faster than the family's speed bounds (it has diverged)."""
+        """``[N]`` bool: a world moves faster than the family's speed bounds, or a speed is not finite (it has
+        diverged; ``~(qvel.abs() <= bound)`` is both in one pass)."""
         raise NotImplementedError
 
     def _failed(self, q: Q) -> torch.Tensor | None:
@@ -145,9 +150,11 @@ class MujocoTask(Generic[S]):
     def _resample(self, q: Q, mask: torch.Tensor) -> None:
         """New commands or targets for the ``mask`` envs (every ``resample_steps``, episodes that go on)."""
 
-    def _observe(self, v: V, rows: torch.Tensor | None = None) -> tuple[Obs, torch.Tensor]:
-        """The observation of ``v`` (finite) and ``[N]`` bool: it was not finite or beyond its bounds. ``rows``:
-        ``v`` holds these envs only (the noise is still drawn for all envs)."""
+    def _observe(self, v: V, rows: torch.Tensor | None = None, check: bool = True
+                 ) -> tuple[Obs, torch.Tensor | None]:
+        """The observation of ``v`` (finite) and, with ``check``, ``[N]`` bool: it was not finite or beyond its
+        bounds (None without: a reset env's first observation is not checked). ``rows``: ``v`` holds these envs
+        only (the noise is still drawn for all envs)."""
         raise NotImplementedError
 
     def _episode_stats(self, q: Q, ended: torch.Tensor) -> dict[str, torch.Tensor]:
@@ -197,6 +204,8 @@ class MujocoTask(Generic[S]):
         self.rewards_table = terms
         self.reward_terms = {name: w * self.dt for name, w in weights.items() if w != 0.0}
         """Each switched-on reward term's weight times the control period."""
+        self.reward_column = weight_column(self.reward_terms, self.device)
+        """The same weights as one ``[terms, 1]`` tensor: the terms are weighted by one multiply."""
 
     def _act(self, actions: torch.Tensor) -> torch.Tensor:
         """Clip the actions, turn them into joint targets (held joints at their pose) and advance the physics by
@@ -216,9 +225,8 @@ class MujocoTask(Generic[S]):
         v = self._view(r)
         state.episode_length += 1
         q = self._measure(v, actions)
-        terms = self.rewards_table.weighted(self.reward_terms, self._reward_context(q, actions))
-        stacked = torch.stack(list(terms.values()))  # [terms, N]
-        reward = stacked.sum(0)
+        stacked = self.rewards_table.stacked(self.reward_terms, self.reward_column, self._reward_context(q, actions))
+        reward = stacked.sum(0)  # stacked: [terms, N], weighted
         if self.only_positive_rewards:
             reward = reward.clamp(min=0.0)
         diverged = diverged_worlds(r, reward, self._too_fast(r.qvel))
@@ -232,10 +240,11 @@ class MujocoTask(Generic[S]):
         self._resample(q, (state.episode_length % self.resample_steps == 0) & ~done)
         # The observation of the state after this step; for done envs it is the final one of their episode.
         final_obs, bad_obs = self._observe(v)
+        assert bad_obs is not None
         late = bad_obs & ~diverged  # diverged in its observation only: ends here too
         diverged = diverged | bad_obs
         terminated, truncated, done = terminated | late, truncated & ~late, done | late
-        reward = torch.where(diverged, torch.zeros_like(reward), torch.nan_to_num(reward))
+        reward = torch.where(diverged, 0.0, reward)  # a non-finite reward is a diverged world's
         valid = ~diverged
         stats = self._episode_stats(q, done & valid)  # a diverged episode has none (never a success)
         self._before_reset(q, done)
@@ -246,7 +255,7 @@ class MujocoTask(Generic[S]):
             obs = self._restarted(done, final_obs)
         self._after_observation(obs)
         extra = self._info(q)
-        log = step_log(stacked, list(terms), valid, self._measures(q), terminated, truncated, diverged)
+        log = step_log(stacked, list(self.reward_terms), valid, self._measures(q), terminated, truncated, diverged)
         log.update(extra.pop("log", {}))
         info: StepInfo = {"final_obs": final_obs if self._needed(truncated) else None, "log": log,
                           "invalid": diverged, "episode_stats": stats, "metrics": self._metrics(q)}
@@ -261,9 +270,9 @@ class MujocoTask(Generic[S]):
         if not self.fixed_shapes:
             rows = done.nonzero().squeeze(1)
             sub = PhysicsReadout(r.qpos[rows], r.qvel[rows], r.sensordata[rows], r.actuator_force[rows])
-            fresh = self._observe(self._view(sub), rows)[0]
+            fresh = self._observe(self._view(sub), rows, check=False)[0]
             return {g: final_obs[g].index_copy(0, rows, fresh[g]) for g in final_obs}
-        fresh = self._observe(self._view(r))[0]
+        fresh = self._observe(self._view(r), check=False)[0]  # (the step's observation was the one checked)
         return {g: torch.where(done.unsqueeze(1), fresh[g], final_obs[g]) for g in final_obs}
 
     def _reset_all(self) -> Obs:
@@ -274,7 +283,7 @@ class MujocoTask(Generic[S]):
         if self.randomize_initial_episode_length:
             self.state.episode_length = torch.randint(0, self.max_episode_length, (self.num_envs,),
                                                       generator=self.generator, device=self.device)
-        obs = self._observe(self._view(self.physics.read()))[0]
+        obs = self._observe(self._view(self.physics.read()), check=False)[0]
         self._after_observation(obs)
         return obs
 
@@ -329,12 +338,11 @@ class MujocoTask(Generic[S]):
 
 
 def diverged_worlds(r: PhysicsReadout, reward: torch.Tensor, too_fast: torch.Tensor) -> torch.Tensor:
-    """The divergence test every family shares, ``[N]`` bool: a non-finite ``qpos`` / ``qvel`` or ``reward``,
-    ``too_fast`` (the family's speed bounds) or the backend's own alarm (the observation's own check comes later, in
-    the step). A diverged world is terminated, ``invalid`` (never learned from, never a success), its reward zeroed
-    and reset."""
-    finite = torch.isfinite(r.qpos).all(1) & torch.isfinite(r.qvel).all(1)
-    out = ~finite | too_fast
+    """The divergence test every family shares, ``[N]`` bool: a non-finite ``qpos`` or ``reward``, ``too_fast``
+    (the family's speed bounds, true for a non-finite ``qvel``: ``~(|qvel| <= bound)``) or the backend's own alarm
+    (the observation's own check comes later, in the step). A diverged world is terminated, ``invalid`` (never
+    learned from, never a success), its reward zeroed and reset."""
+    out = ~torch.isfinite(r.qpos).all(1) | too_fast
     out |= ~torch.isfinite(reward)
     if r.unstable is not None:
         out |= r.unstable.to(reward.device)
@@ -349,7 +357,7 @@ def step_log(terms: torch.Tensor, names: list[str], valid: torch.Tensor, measure
     n = valid.float().sum().clamp(min=1.0)
     rows = [*measures.values(), terminated.float(), truncated.float()]
     stacked = torch.cat([terms, torch.stack(rows)])
-    means = torch.where(valid, stacked, torch.zeros_like(stacked)).sum(1) / n
+    means = torch.where(valid, stacked, 0.0).sum(1) / n
     keys = [f"rew_{name}" for name in names] + [*measures, "terminated", "truncated"]
     out = dict(zip(keys, means.unbind(), strict=True))
     out["diverged"] = is_diverged.float().mean()

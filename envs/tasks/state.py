@@ -80,11 +80,12 @@ class TaskState:
     def clear(self, mask: torch.Tensor) -> None:
         """Reset the ``zero`` / ``zero_finite`` fields of the masked envs, out of place (a field may alias a
         physics readout) and at fixed shapes (no host sync)."""
+        keep_env = ~mask  # once for every field (views below)
         for name, spec in self.layout().items():
             if spec.reset == "task":
                 continue
             value = getattr(self, name)
-            keep = ~mask if value.dim() == 1 else (~mask).view(-1, *([1] * (value.dim() - 1)))
+            keep = keep_env if value.dim() == 1 else keep_env.view(-1, *([1] * (value.dim() - 1)))
             if spec.reset == "zero_finite":
                 value = torch.nan_to_num(value)
             setattr(self, name, value & keep if value.dtype == torch.bool else value * keep)

@@ -8,7 +8,6 @@ import torch
 
 from envs.tasks.locomotion.state import LocomotionState
 from envs.tasks.locomotion.config import CommandConfig
-from envs.tasks.rotations import yaw_of
 from contract import breakdown
 
 COMMANDS = ("lin_vel_x", "lin_vel_y", "yaw_rate")
@@ -44,10 +43,11 @@ class Commands:
             heading = self._uniform(n, -math.pi, math.pi)
             state.heading = torch.where(mask, heading if self.held is None else self.held[1], state.heading)
 
-    def steer(self, state: LocomotionState, quat: torch.Tensor) -> None:
-        """commands.heading: this step's yaw-rate command from the heading error (legged_gym)."""
+    def steer(self, state: LocomotionState, yaw: torch.Tensor) -> None:
+        """commands.heading: this step's yaw-rate command from the heading error (legged_gym); ``yaw``: the base's
+        heading ``[N]`` (rad)."""
         c = self.cfg
-        error = torch.remainder(state.heading - yaw_of(quat) + math.pi, 2 * math.pi) - math.pi
+        error = torch.remainder(state.heading - yaw + math.pi, 2 * math.pi) - math.pi
         yaw_rate = (c.heading_gain * error).clamp(c.yaw_rate[0], c.yaw_rate[1])
         state.commands = torch.cat([state.commands[:, :2], yaw_rate.unsqueeze(1)], dim=1)
 

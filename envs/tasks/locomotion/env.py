@@ -110,7 +110,8 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
             self.model, rb.joint_dof_adr, rb.spec.base_height, math.sqrt(2.0) * cfg.randomization.push_vel_xy,
             cfg.speed_bound_margin)
         """Speeds beyond which a world has diverged (derived from the robot: ``envs/tasks/bounds.py``)."""
-        self.judge = Judge(cfg, self.bounds, torch.tensor(self.bounds.joint_vel, device=self.device), self.adr)
+        self.judge = Judge(cfg, self.bounds, torch.tensor(self.bounds.joint_vel, device=self.device), self.adr,
+                           self.model.nv)
         self.obs_sources = observations.Sources(self.default_joint_pos, self.ground, cfg)
         """What the observation terms read besides the step and the state."""
         self.obs_bound = observations.bounds(self.obs, observations.BoundInputs(self.bounds, cfg, rb), self.device)
@@ -204,7 +205,7 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
         """Height above the ground, steering towards the heading, the feet's contact clocks, the reward context."""
         base_height = s.base_z - self.ground.height(s.base_xy)  # above the ground below
         if self.cfg.commands.heading:
-            self.commands_of.steer(self.state, s.base_quat)
+            self.commands_of.steer(self.state, s.yaw)  # the step's yaw, shared with the height scan
         x = self._contacts_and_context(s, actions, base_height)
         return Measured(s, base_height, x, self.state.commands)  # the commands this step tracked
 
@@ -233,8 +234,9 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
     def _resample(self, q: Measured, mask: torch.Tensor) -> None:
         self.commands_of.sample(self.state, mask)
 
-    def _observe(self, s: Step, rows: torch.Tensor | None = None) -> tuple[Obs, torch.Tensor]:
-        return self._observed(s, rows)
+    def _observe(self, s: Step, rows: torch.Tensor | None = None, check: bool = True
+                 ) -> tuple[Obs, torch.Tensor | None]:
+        return self._observed(s, rows, check)
 
     def _episode_stats(self, q: Measured, ended: torch.Tensor) -> dict[str, torch.Tensor]:
         """``success``: the episode's robot walked ``success_distance`` from its start."""
@@ -305,23 +307,30 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
 
     def observe(self, r: PhysicsReadout) -> Obs:
         """The observation of a readout (noise drawn from the task's generator), as a step would return it."""
-        return self._observed(self.step_of(r))[0]
+        return self._observed(self.step_of(r), check=False)[0]
 
-    def _observed(self, s: Step, rows: torch.Tensor | None = None) -> tuple[Obs, torch.Tensor]:
+    def _observed(self, s: Step, rows: torch.Tensor | None = None, check: bool = True
+                  ) -> tuple[Obs, torch.Tensor | None]:
         """The policy observation (noisy; without the ``policy_exclude`` terms) and, with a separate critic, the
-        critic's (noise-free); non-finite values replaced by 0. Also ``[N]`` bool: the world's observation was
-        non-finite or beyond its bounds. ``rows``: ``s`` holds these envs only (the noise is still drawn for all
-        envs, so the random stream and every observed value are those of a full observation)."""
+        critic's (noise-free); non-finite values replaced by 0. Also, with ``check``, ``[N]`` bool: the world's
+        observation was non-finite or beyond its bounds (every bound is finite: NaN and inf fail the ``<=``; the
+        noise and the policy's columns are finite where the noise-free values are); None without. ``rows``: ``s``
+        holds these envs only (the noise is still drawn for all envs, so the random stream and every observed value
+        are those of a full observation)."""
         exact = self.obs.exact(observations.values(self.obs_sources, s, self.state, rows))
         obs = self.obs.for_policy(self.obs.noisy(exact, self.generator, self.num_envs, rows))
         obs = self.history.stack(self.state.past_frames if rows is None else self.state.past_frames[rows], obs)
-        bad = ~(exact.abs() <= self.obs_bound).all(dim=1) | ~torch.isfinite(obs).all(dim=1)  # NaN fails the <=
         out = {"policy": torch.nan_to_num(obs, nan=0.0, posinf=0.0, neginf=0.0)}
+        privileged = None
         if self.separate_critic:
             privileged = self.state.privileged if rows is None else self.state.privileged[rows]
             critic = torch.cat([exact, privileged], dim=1) if self.cfg.privileged_critic else exact
-            bad = bad | ~torch.isfinite(critic).all(dim=1)
             out["critic"] = torch.nan_to_num(critic, nan=0.0, posinf=0.0, neginf=0.0)
+        if not check:
+            return out, None
+        bad = ~(exact.abs() <= self.obs_bound).all(dim=1)
+        if privileged is not None and self.cfg.privileged_critic:  # the critic's other columns
+            bad = bad | ~torch.isfinite(privileged).all(dim=1)
         return out, bad
 
     # ------------------------------------------------------------------------------------ resets

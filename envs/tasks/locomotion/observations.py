@@ -21,7 +21,6 @@ from envs.tasks.locomotion.state import LocomotionState
 from envs.tasks.locomotion.step import Step
 from envs.tasks.locomotion.config import LocomotionEnvConfig
 from envs.tasks.observations import ObservationLayout
-from envs.tasks.rotations import yaw_of
 from envs.terrain.ground import Ground
 
 _S = OBS_SCALES
@@ -51,7 +50,7 @@ def values(src: Sources, s: Step, state: LocomotionState, rows: torch.Tensor | N
            "joint_vel": s.joint_vel, "last_actions": own(state.last_actions)}
     scan = src.cfg.height_scan
     if scan.enabled:
-        heights = src.ground.scan(s.r.qpos[:, s.adr.base_pos], yaw_of(s.base_quat)) - scan.offset
+        heights = src.ground.scan(s.r.qpos[:, s.adr.base_pos], s.yaw) - scan.offset
         out["height_scan"] = heights.clamp(-scan.clip, scan.clip)
     return out
 
@@ -90,9 +89,10 @@ BOUNDS: dict[str, Callable[[BoundInputs, int], list[float]]] = {
 
 
 def bounds(layout: ObservationLayout, b: BoundInputs, device: torch.device) -> torch.Tensor:
-    """The bound of each column of the full noise-free observation (a world beyond it has diverged)."""
+    """The bound of each column of the full noise-free observation (a world beyond it has diverged), finite."""
     bound = [v for name, n in layout.full for v in BOUNDS[name](b, n)]
-    return torch.tensor(bound, dtype=torch.float32, device=device) * (1.0 + 1e-4)
+    finite = torch.finfo(torch.float32).max  # an unlimited column: any finite value (inf and NaN fail the check)
+    return (torch.tensor(bound, dtype=torch.float32, device=device) * (1.0 + 1e-4)).clamp(max=finite)
 
 
 def check() -> None:

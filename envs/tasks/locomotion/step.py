@@ -16,7 +16,7 @@ import torch
 from envs.physics.base import PhysicsReadout
 from envs.robots.resolved import ResolvedRobot
 from envs.tasks.base import columns
-from envs.tasks.rotations import rotate_inverse
+from envs.tasks.rotations import rotate_inverse, yaw_of
 
 
 @dataclass(frozen=True)
@@ -77,6 +77,11 @@ class Step:
     def base_quat(self) -> torch.Tensor:
         """Base orientation ``[N, 4]`` (w, x, y, z)."""
         return self.r.qpos[:, self.adr.base_quat]
+
+    @cached_property
+    def yaw(self) -> torch.Tensor:
+        """Heading of the base ``[N]`` (rad; the heading command's steering and the height scan read it)."""
+        return yaw_of(self.base_quat)
 
     @cached_property
     def base_xy(self) -> torch.Tensor:

@@ -6,7 +6,7 @@ the time-out and the generated terrain's edge (truncated, bootstrapped) are the 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
@@ -29,11 +29,26 @@ class Judge:
     """Each trained joint's speed bound ``[J]`` (rad/s)."""
     adr: Addresses
     """Where the base and joint velocities are in ``qvel``."""
+    nv: int
+    """Degrees of freedom (the width of ``qvel``)."""
+    dof_bound: torch.Tensor = field(init=False)
+    """Per degree of freedom the speed no world exceeds ``[nv]``: ``MAX_SANE_QVEL``, for a trained joint its own
+    bound if lower (the base's speeds have their own bounds on top)."""
+
+    def __post_init__(self) -> None:
+        # the joint bounds' own dtype (float64 for a robot file's numpy bounds): compared as before, not rounded
+        bound = torch.full((self.nv,), MAX_SANE_QVEL, dtype=self.joint_bound.dtype, device=self.joint_bound.device)
+        bound[self.adr.joint_dof] = self.joint_bound.clamp(max=MAX_SANE_QVEL)
+        object.__setattr__(self, "dof_bound", bound)
 
     def too_fast(self, qvel: torch.Tensor) -> torch.Tensor:
-        """``[N]`` bool: a speed beyond ``MAX_SANE_QVEL`` or the robot's bounds (the family's part of the shared
-        divergence test, ``envs/tasks/base.py``: diverged_worlds)."""
-        return (qvel.abs() > MAX_SANE_QVEL).any(1) | self.beyond_bounds(qvel)
+        """``[N]`` bool: a speed beyond ``MAX_SANE_QVEL`` or the robot's bounds, or a non-finite one (the family's
+        part of the shared divergence test, ``diverged_worlds`` in ``envs/tasks/base.py``). One pass over ``qvel``
+        for every per-dof bound (NaN fails the ``<=``), the base's speed norms on top."""
+        b, adr = self.bounds, self.adr
+        lin = qvel[:, adr.base_linvel].norm(dim=1) > b.base_lin_vel
+        ang = qvel[:, adr.base_angvel].norm(dim=1) > b.base_ang_vel
+        return ~(qvel.abs() <= self.dof_bound).all(1) | lin | ang
 
     def beyond_bounds(self, qvel: torch.Tensor) -> torch.Tensor:
         """``[N]`` bool: the base or a joint moves faster than the robot's speed bounds (NaN: False)."""

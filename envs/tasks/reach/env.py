@@ -18,7 +18,9 @@ a joint faster than ``max_joint_vel``: terminated, ``invalid``, reward zeroed, n
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import mujoco
@@ -36,6 +38,18 @@ from envs.tasks.reach.state import ReachState
 from envs.tasks.reach.targets import Targets
 from envs.tasks.reward_terms import weights_of
 from rl_core.env_api import ActionSpec, Obs
+
+
+class View:
+    """A readout with its fingertip, computed once (the reward's distance and the observation read it)."""
+
+    def __init__(self, r: PhysicsReadout, tip: Callable[[torch.Tensor], torch.Tensor]):
+        self.r, self._tip = r, tip
+
+    @cached_property
+    def tip(self) -> torch.Tensor:
+        """Fingertip positions ``[N, 3]`` (world, m)."""
+        return self._tip(self.r.qpos)
 
 
 @dataclass(frozen=True)
@@ -91,15 +105,18 @@ class ReachEnv(MujocoTask[ReachState]):
         self._max_joint_vel = cfg.max_joint_vel
 
     # ------------------------------------------------------------------------------------ the step's hooks
-    def _measure(self, r: PhysicsReadout, actions: torch.Tensor) -> Measured:
-        return Measured(r.qvel[:, self._dof], torch.norm(self.state.target - self.tip(r.qpos), dim=1))
+    def _view(self, r: PhysicsReadout) -> View:
+        return View(r, self.tip)
+
+    def _measure(self, v: View, actions: torch.Tensor) -> Measured:
+        return Measured(v.r.qvel[:, self._dof], torch.norm(self.state.target - v.tip, dim=1))
 
     def _reward_context(self, q: Measured, actions: torch.Tensor) -> rewards.Context:
         return rewards.Context(distance=q.distance, actions=actions, last_actions=self.state.last_actions,
                                joint_vel=q.joint_vel, params=self.cfg.reward_params)
 
     def _too_fast(self, qvel: torch.Tensor) -> torch.Tensor:
-        return (qvel.abs() > self._max_joint_vel).any(1)
+        return ~(qvel.abs() <= self._max_joint_vel).all(1)  # NaN fails the <= too
 
     def _after_rewards(self, q: Measured, actions: torch.Tensor) -> None:
         self.state.last_actions = actions
@@ -109,15 +126,17 @@ class ReachEnv(MujocoTask[ReachState]):
         the target it was tracking)."""
         self.targets.sample(self.state, mask)
 
-    def _observe(self, r: PhysicsReadout, rows: torch.Tensor | None = None) -> tuple[Obs, torch.Tensor]:
-        """The (noisy) policy observation, non-finite values replaced by 0, and ``[N]`` bool: it was non-finite."""
-        state = self.state
+    def _observe(self, v: View, rows: torch.Tensor | None = None, check: bool = True
+                 ) -> tuple[Obs, torch.Tensor | None]:
+        """The (noisy) policy observation, non-finite values replaced by 0, and with ``check`` ``[N]`` bool: it
+        was non-finite."""
+        state, r = self.state, v.r
         target, last = (state.target, state.last_actions) if rows is None else (state.target[rows],
                                                                                  state.last_actions[rows])
         values = observations.values(r.qpos[:, self._qpos], r.qvel[:, self._dof], self.default_joint_pos, target,
-                                     self.tip(r.qpos), last, self.frame)
+                                     v.tip, last, self.frame)
         obs = self.obs.noisy(self.obs.exact(values), self.generator, self.num_envs, rows)
-        bad = ~torch.isfinite(obs).all(dim=1)
+        bad = ~torch.isfinite(obs).all(dim=1) if check else None
         return {"policy": torch.nan_to_num(obs, nan=0.0, posinf=0.0, neginf=0.0)}, bad
 
     def _episode_stats(self, q: Measured, ended: torch.Tensor) -> dict[str, torch.Tensor]:
