@@ -105,7 +105,10 @@ def _learn_ops(runner: Any, cfg: Any) -> dict[str, Any]:
     alg = runner.alg
     params = inspect.signature(alg.update).parameters
     with OpCounter() as c:
-        alg.update(runner.storage, runner.generator) if len(params) > 1 else alg.update(runner.storage)
+        if not params:  # the algorithm owns its rollout (issue 36)
+            alg.update()
+        else:  # older checkouts (bisecting)
+            alg.update(runner.storage, runner.generator) if len(params) > 1 else alg.update(runner.storage)
     minibatches = cfg.algorithm.num_learning_epochs * cfg.algorithm.num_mini_batches
     graphable = getattr(alg, "graph_capturable",  # before it: recurrent and symmetric updates ran eagerly
                         getattr(alg, "_mirror_obs", None) is None and not getattr(runner.policy, "is_recurrent", False))
@@ -115,7 +118,9 @@ def _learn_ops(runner: Any, cfg: Any) -> dict[str, Any]:
 def count_task(name: str, args: argparse.Namespace) -> dict[str, Any]:
     """The counts of one task (see the module docstring)."""
     env, runner, cfg = _build(name, args)
-    if runner is not None:
+    if runner is not None and hasattr(runner, "start"):
+        runner.start()
+    elif runner is not None:  # older checkouts (bisecting)
         runner.obs = runner._to_device(env.reset(seed=0))
     else:
         env.reset(seed=0)

@@ -41,7 +41,7 @@ def _stages(task: str, device: str, mode: str) -> dict[str, float]:
 
     import torch
     lap("import torch")
-    from envs.physics.warp import import_warp, preload_kernels
+    from envs.physics.warp_setup import import_warp, preload_kernels
     wp, mjw = import_warp()
     lap("import warp + mujoco_warp")
     import torch._dynamo  # noqa: F401  (what Adam's constructor imports)

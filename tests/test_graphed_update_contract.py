@@ -14,6 +14,7 @@ from rl_core.graphed_update import GraphedMinibatch
 from rl_core.modules.actor_critic import ActorCritic
 from rl_core.ppo import PPO
 from rl_core.storage import RolloutStorage
+from tests.helpers import transition
 from rl_core.symmetry import Mirrors
 from tests import graph_standin
 
@@ -31,7 +32,7 @@ def build(graphed: bool, symmetry: bool) -> tuple[ActorCritic, PPO]:
     policy = ActorCritic((OBS,), None, ActionSpec(discrete=False, n=ACT), config)
     mirrors = Mirrors(_mirror(OBS), _mirror(ACT)) if symmetry else None  # type: ignore[arg-type]
     cfg = AlgorithmConfig(num_mini_batches=4, num_learning_epochs=2, symmetry="augment" if symmetry else "none")
-    alg = PPO(policy, cfg, 10, torch.device("cpu"), mirrors)
+    alg = PPO(policy, cfg, 10, torch.device("cpu"), N, T, torch.Generator(), mirrors=mirrors)
     if graphed:  # what PPO builds on a GPU
         alg._graphed = GraphedMinibatch(alg._minibatch, torch.device("cpu"))
     return policy, alg
@@ -47,9 +48,9 @@ def fill(storage: RolloutStorage, policy: ActorCritic, seed: int) -> None:
             obs = policy.obs_normalizer(raw)
             params, values = policy.params_and_value(obs, obs)
             actions = policy.head.sample(params, gen)
-            storage.add(obs, None, actions, policy.head.log_prob(params, actions), params, values,
-                        torch.randn(N, generator=gen), torch.zeros(N, dtype=torch.bool),
-                        torch.zeros(N, dtype=torch.bool), None, None)
+            no = torch.zeros(N, dtype=torch.bool)
+            storage.add(transition(obs, None, actions, policy.head.log_prob(params, actions), params, values,
+                                   torch.randn(N, generator=gen), no, no))
     storage.compute_returns(torch.zeros(N), 0.99, 0.95)
 
 
@@ -57,14 +58,12 @@ def fill(storage: RolloutStorage, policy: ActorCritic, seed: int) -> None:
 def test_the_graphed_update_replays_the_eager_update(symmetry: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     graph_standin.install(monkeypatch)
     (pa, graphed), (pb, eager) = build(True, symmetry), build(False, symmetry)
-    storages = [RolloutStorage(T, N, (OBS,), None, ACT, p.head.param_dim, torch.device("cpu"), torch.float32)
-                for p in (pa, pb)]
-    g = torch.Generator()
     for it in range(3):  # 1: eager warm-up, 2: capture and replays, 3: replays
-        fill(storages[0], pa, 100 + it)
-        fill(storages[1], pb, 100 + it)
-        out_a = graphed.update(storages[0], g.manual_seed(it))
-        out_b = eager.update(storages[1], g.manual_seed(it))
+        fill(graphed.storage, pa, 100 + it)
+        fill(eager.storage, pb, 100 + it)
+        graphed.generator.manual_seed(it)
+        eager.generator.manual_seed(it)
+        out_a, out_b = graphed.update(), eager.update()
         for k in ("surrogate_loss", "value_loss", "kl", "learning_rate", "grad_norm"):
             assert torch.equal(out_a[k], out_b[k]), (it, k)
         for x, y in zip(pa.parameters(), pb.parameters(), strict=True):

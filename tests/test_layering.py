@@ -4,10 +4,10 @@ between modules.
 Each package imports only the floors below it (``ALLOWED``): ``contract`` (torch-free declarations shared by the
 trainer and deployment) at the bottom; ``rl_core`` (the learning side: nothing of the env side, whose contract is
 rl_core/env_api.py); ``envs`` (physics and tasks); ``configs`` (the one place that knows every task); ``deploy``
-beside them, on ``contract`` alone (its runtime needs numpy and onnxruntime only); ``apps`` (web viewer, robot
-check, video, adapters, sim2sim dispatch) above the tasks; the two CLIs; ``fault_injection``; and on top
-``tools``, ``bench`` and ``tests``, which do not import each other. tools/ and bench/ run as modules (``python
--m tools.x``) without ``sys.path`` edits.
+beside them, on ``contract`` alone (its runtime needs numpy and onnxruntime only); ``apps`` (web viewer, video,
+adapters, sim2sim dispatch) above the tasks; the two CLIs; ``fault_injection``; and on top ``tools``, ``bench``
+and ``tests`` (tests may test the benchmarks; tools and tests do not import each other). tools/ and bench/ run as
+modules (``python -m tools.x``) without ``sys.path`` edits.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ ALLOWED: dict[str, set[str]] = {
     "fault_injection": _BELOW_APPS | {"apps", "train", "play"},
     "tools": _BELOW_APPS | {"apps", "train", "play", "fault_injection"},
     "bench": _BELOW_APPS | {"apps", "train", "play", "fault_injection"},
-    "tests": _BELOW_APPS | {"apps", "train", "play", "fault_injection"},
+    "tests": _BELOW_APPS | {"apps", "train", "play", "fault_injection", "bench"},
 }
 """Package -> the packages it may import (the floors below it)."""
 

@@ -33,7 +33,7 @@ CUDA_SIZED = {
 def quadruped_on_warp() -> tuple[Any, Any, Any, Any]:
     """(wp, mjw, m, d): quadruped-flat's scene put on Warp's CPU device (nothing stepped, nothing compiled)."""
     from configs.catalog import get_task
-    from envs.physics.warp import import_warp, put_model
+    from envs.physics.warp_setup import import_warp, put_model
 
     wp, mjw = import_warp()
     spec = get_task("quadruped-flat")
@@ -45,7 +45,7 @@ def quadruped_on_warp() -> tuple[Any, Any, Any, Any]:
 
 
 def test_a_cuda_step_loads_mujoco_warps_own_block_sizes_which_a_cpu_step_never_does() -> None:
-    from envs.physics.warp import PRELOAD_MODULES
+    from envs.physics.warp_setup import PRELOAD_MODULES
     from envs.physics.warp_variants import CUDA_DEFAULT_BLOCK_DIM, cards_for, predict
 
     wp, mjw, m, d = quadruped_on_warp()
@@ -139,7 +139,7 @@ def test_the_cuda_only_build_predicts_what_the_training_model_loads() -> None:
     import warp as wp
 
     from configs.catalog import get_task
-    from envs.physics.warp import PRELOAD_MODULES, import_warp, put_model
+    from envs.physics.warp_setup import PRELOAD_MODULES, import_warp, put_model
     from envs.physics.warp_variants import cards_for, predict
 
     _, mjw = import_warp()

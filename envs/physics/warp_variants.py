@@ -226,7 +226,7 @@ def ahead_of_time(model: Any, arches: list[int], fields: tuple[str, ...] = (), p
     for the CPU: a machine without Warp's CPU compiler can build a GPU's cache)."""
     import time
 
-    from envs.physics.warp import PRELOAD_MODULES, import_warp, put_model
+    from envs.physics.warp_setup import PRELOAD_MODULES, import_warp, put_model
 
     t0 = time.perf_counter()
     wp, mjw = import_warp()

@@ -143,7 +143,7 @@ class _WarpBuffers:
     def __init__(self, physics) -> None:
         import warp as wp
 
-        from envs.physics.warp import import_warp
+        from envs.physics.warp_setup import import_warp
 
         _, self.mjw = import_warp()
         d = physics.d

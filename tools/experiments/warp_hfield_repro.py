@@ -52,7 +52,7 @@ def main() -> None:
 
     import torch
 
-    from envs.physics.warp import import_warp
+    from envs.physics.warp_setup import import_warp
 
     wp, mjw = import_warp()
     with wp.ScopedDevice(args.device):
