@@ -60,13 +60,24 @@ class Gaited(Protocol):
         ...
 
 
+@runtime_checkable
+class Ghosted(Protocol):
+    """A task with a reference motion, drawn as a ghost over the robot in a video (tracking)."""
+
+    def reference_qpos(self, index: int) -> np.ndarray:
+        """The reference's generalized positions for env ``index`` now (the simulated model's layout)."""
+        ...
+
+
 def mujoco_video(env: Filmable, path: str, index: int, seconds: float) -> Callbacks:
-    """An MP4 following env ``index`` with the task's caption; for a legged robot a gait plot (PNG) next to it."""
+    """An MP4 following env ``index`` with the task's caption; for a legged robot a gait plot (PNG) next to it; for
+    a task with a reference motion the reference as a translucent ghost."""
     from apps.video import VideoRecorder, save_gait_plot
 
     steps = int(seconds / env.dt)
     videos: list[VideoRecorder] = []  # made at the first frame, when the robot stands where it is filmed
     gait = env if isinstance(env, Gaited) else None
+    reference = env if isinstance(env, Ghosted) else None
     contacts, commands, velocities = [], [], []
 
     def on_step(t: int) -> None:
@@ -76,7 +87,8 @@ def mujoco_video(env: Filmable, path: str, index: int, seconds: float) -> Callba
             videos.append(VideoRecorder(env.render_model(index), camera=env.camera))
         r = env.physics.read()
         caption = f"env {index}  t {t * env.dt:5.2f} s\n" + env.caption(index)
-        videos[0].add(r.qpos[index].double().cpu().numpy(), caption)
+        ghost = reference.reference_qpos(index) if reference is not None else None
+        videos[0].add(r.qpos[index].double().cpu().numpy(), caption, ghost)
         if gait is not None:
             contacts.append(gait.last_contacts[index].cpu().numpy())
             commands.append(gait.commands[index].cpu().numpy())

@@ -4,6 +4,9 @@
 from __future__ import annotations
 
 import dataclasses
+import subprocess
+import sys
+from pathlib import Path
 
 import mujoco
 import numpy as np
@@ -20,7 +23,6 @@ from envs.robots.quadruped import QUADRUPED
 from envs.tasks.locomotion import LocomotionEnv
 from rl_core.config_io import dump_yaml
 from rl_core.runner import OnPolicyRunner
-from tools import keyframe_clip
 
 
 @pytest.fixture(scope="module")
@@ -100,15 +102,24 @@ def test_a_keyframe_naming_no_joint_or_bad_times_is_one_line(humanoid):
         make_clip(Keyframes("k", (Key(0.0), Key(2.0), Key(1.0))), humanoid)
 
 
-def test_the_keyframe_tool_writes_a_keys_file_clip(tmp_path, capsys):
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def keyframe_tool(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tools.keyframe_clip", *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_the_keyframe_tool_writes_a_keys_file_clip(tmp_path):
     keys = tmp_path / "bow.yaml"
     keys.write_text("name: bow\nfps: 25\nkeys:\n  - {t: 0}\n  - {t: 1, pose: {'.*_hip_pitch_joint': -0.5}, "
                     "yaw: 0.3}\n")
     out = tmp_path / "bow.npz"
-    assert keyframe_clip.main(["--keys", str(keys), "--out", str(out)]) == 0
+    proc = keyframe_tool("--keys", str(keys), "--out", str(out))
+    assert proc.returncode == 0 and proc.stdout.startswith(f"wrote {out}: bow, 26 frames at 25 fps"), proc.stderr
     clip = motion.from_bytes(out.read_bytes(), str(out))
     assert clip.name == "bow" and clip.fps == 25.0 and clip.frames == 26
     assert 2 * np.arctan2(clip.base_quat[-1, 3], clip.base_quat[-1, 0]) == pytest.approx(0.3)
-    assert "wrote" in capsys.readouterr().out
-    assert keyframe_clip.main(["--preset", "cartwheel", "--out", str(out)]) == 2
-    assert "--preset=cartwheel is not allowed; expected one of squat_wave" in capsys.readouterr().err
+    proc = keyframe_tool("--preset", "cartwheel", "--out", str(out))
+    assert proc.returncode == 2 and proc.stderr == ("error: --preset=cartwheel is not allowed; expected one of "
+                                                    "squat_wave\n")
