@@ -73,13 +73,18 @@ class Logger:
 
 
 def losses(scalars: dict[str, float]) -> str:
-    """The algorithm's losses for the console line: PPO's value and surrogate losses, entropy and KL, or the
+    """The algorithm's losses for the console line: PPO's value and surrogate losses, entropy and KL (with AMP the
+    per-step task and style rewards and the discriminator's mean logits on reference / policy transitions), or the
     distillation loss."""
     s = scalars
     if "Loss/distillation" in s:
         return f"dloss {s['Loss/distillation']:.3g}"
-    return (f"vloss {s['Loss/value']:.3g} ploss {s['Loss/surrogate']:+.3g} ent {s['Policy/entropy']:.3f} "
-            f"kl {s['Policy/kl']:.4f}")
+    out = (f"vloss {s['Loss/value']:.3g} ploss {s['Loss/surrogate']:+.3g} ent {s['Policy/entropy']:.3f} "
+           f"kl {s['Policy/kl']:.4f}")
+    if "AMP/style_reward" in s:
+        out += (f" | task {s['AMP/task_reward']:.4f} style {s['AMP/style_reward']:.3f} d {s['AMP/expert_d']:+.2f}"
+                f"/{s['AMP/policy_d']:+.2f}")
+    return out
 
 
 def headline(scalars: dict[str, float]) -> str:
