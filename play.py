@@ -37,7 +37,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--video", help="write an MP4 of one env (locomotion: plus a gait plot PNG next to it)")
     p.add_argument("--video-env", type=int, default=0,
                    help="which env to film, view or (--web) follow first (default 0)")
-    p.add_argument("--video-seconds", type=float, default=10.0, help="length of the video (default 10 s)")
+    p.add_argument("--video-seconds", type=float, default=10.0,
+                   help="length of the video or of the recorded clip (default 10 s)")
+    p.add_argument("--record-motion", metavar="CLIP.npz",
+                   help="record env --video-env's robot as a motion clip (base pose and every joint at the control "
+                        "rate, until --video-seconds or its first episode's end; docs/motion.md)")
+    p.add_argument("--command", type=float, nargs=3, metavar=("VX", "VY", "YAW"),
+                   help="locomotion: every env tracks this command (m/s, m/s, rad/s) throughout, e.g. to record a "
+                        "walk with a turn")
     p.add_argument("--viewer", action="store_true", help="watch in MuJoCo's interactive viewer (needs a display)")
     p.add_argument("--web", action="store_true",
                    help="serve a page at http://HOST:PORT showing the robots live, with command sliders, plots and a "
@@ -82,11 +89,12 @@ def validate(args: argparse.Namespace) -> None:
     if args.web:
         validate_web(args)
     if args.checkpoint is None:
-        for flag in ("task", "num_envs", "backend", "video", "viewer", "export_onnx", "export_jit", "wandb"):
+        for flag in ("task", "num_envs", "backend", "video", "viewer", "export_onnx", "export_jit", "wandb",
+                     "record_motion", "command"):
             if getattr(args, flag):
                 raise UserError(f"--{flag.replace('_', '-')} needs --checkpoint "
                                 "(--sim2sim alone runs only the ONNX file)")
-    for flag, suffix in (("video", ".mp4"), ("export_onnx", ".onnx"), ("json", ".json")):
+    for flag, suffix in (("video", ".mp4"), ("export_onnx", ".onnx"), ("json", ".json"), ("record_motion", ".npz")):
         value = getattr(args, flag)
         if value and Path(value).suffix.lower() != suffix:
             raise UserError(f"--{flag.replace('_', '-')}={value} is not allowed; "
@@ -199,7 +207,9 @@ def play(args: argparse.Namespace) -> dict[str, Any]:
             raise UserError(f"--video is not available for task {task}: it films MuJoCo tasks (envs/tasks/base.py) "
                             "and Gymnasium tasks")
         env_cfg = dataclasses.replace(env_cfg, render_mode="rgb_array")
-    if (args.video or args.viewer) and not 0 <= args.video_env < env_cfg.num_envs:
+    if args.record_motion and not is_mujoco_task:
+        raise UserError(f"--record-motion records MuJoCo tasks with a floating base, not task {task}")
+    if (args.video or args.viewer or args.record_motion) and not 0 <= args.video_env < env_cfg.num_envs:
         raise UserError(f"--video-env={args.video_env} is not allowed; expected 0..{env_cfg.num_envs - 1}")
     env = spec.make_env(env_cfg.for_evaluation(), torch.device("cpu"))
     try:
@@ -207,6 +217,7 @@ def play(args: argparse.Namespace) -> dict[str, Any]:
         export(args, task, data["iteration"], policy, env)
         if args.episodes == 0:
             return {"task": task, "checkpoint": str(path), "iteration": data["iteration"]}
+        hold_command(args, env, task)
         on_step, finish = recorder(args, env, is_mujoco_task)
         metrics = evaluate(policy, env, args.episodes, args.seed, on_step=on_step)
         if args.terrain:
@@ -339,15 +350,32 @@ def export(args: argparse.Namespace, task: str, iteration: int, policy: Any, env
 
 
 def recorder(args: argparse.Namespace, env: Any, is_mujoco_task: bool):
-    """The evaluation's (on_step, finish) callbacks for --video or --viewer, or (None, None)."""
+    """The evaluation's (on_step, finish) callbacks for --video or --viewer and --record-motion, or (None, None)."""
     from apps import recorders
 
+    film: Any = (None, None)
     if args.video:
         make = recorders.mujoco_video if is_mujoco_task else recorders.gym_video
-        return make(env, args.video, args.video_env, args.video_seconds)
-    if args.viewer:
-        return recorders.viewer(env, args.video_env)
-    return None, None
+        film = make(env, args.video, args.video_env, args.video_seconds)
+    elif args.viewer:
+        film = recorders.viewer(env, args.video_env)
+    record: Any = (None, None)
+    if args.record_motion:
+        record = recorders.motion_recording(env, args.record_motion, args.video_env, args.video_seconds)
+    return recorders.combined(film, record)
+
+
+def hold_command(args: argparse.Namespace, env: Any, task: str) -> None:
+    """``--command VX VY YAW``: every env of a locomotion task tracks it from the first step on."""
+    if args.command is None:
+        return
+    import torch
+
+    from envs.tasks.locomotion import LocomotionEnv
+
+    if not isinstance(env, LocomotionEnv):
+        raise UserError(f"--command applies to the locomotion tasks, not to task {task}")
+    env.hold_commands(torch.tensor([args.command], dtype=torch.float32).expand(env.num_envs, 3))
 
 
 def report(metrics: dict[str, Any]) -> None:

@@ -60,13 +60,24 @@ class Gaited(Protocol):
         ...
 
 
+@runtime_checkable
+class Ghosted(Protocol):
+    """A task with a reference motion, drawn as a ghost over the robot in a video (tracking)."""
+
+    def reference_qpos(self, index: int) -> np.ndarray:
+        """The reference's generalized positions for env ``index`` now (the simulated model's layout)."""
+        ...
+
+
 def mujoco_video(env: Filmable, path: str, index: int, seconds: float) -> Callbacks:
-    """An MP4 following env ``index`` with the task's caption; for a legged robot a gait plot (PNG) next to it."""
+    """An MP4 following env ``index`` with the task's caption; for a legged robot a gait plot (PNG) next to it; for
+    a task with a reference motion the reference as a translucent ghost."""
     from apps.video import VideoRecorder, save_gait_plot
 
     steps = int(seconds / env.dt)
     videos: list[VideoRecorder] = []  # made at the first frame, when the robot stands where it is filmed
     gait = env if isinstance(env, Gaited) else None
+    reference = env if isinstance(env, Ghosted) else None
     contacts, commands, velocities = [], [], []
 
     def on_step(t: int) -> None:
@@ -76,7 +87,8 @@ def mujoco_video(env: Filmable, path: str, index: int, seconds: float) -> Callba
             videos.append(VideoRecorder(env.render_model(index), camera=env.camera))
         r = env.physics.read()
         caption = f"env {index}  t {t * env.dt:5.2f} s\n" + env.caption(index)
-        videos[0].add(r.qpos[index].double().cpu().numpy(), caption)
+        ghost = reference.reference_qpos(index) if reference is not None else None
+        videos[0].add(r.qpos[index].double().cpu().numpy(), caption, ghost)
         if gait is not None:
             contacts.append(gait.last_contacts[index].cpu().numpy())
             commands.append(gait.commands[index].cpu().numpy())
@@ -138,3 +150,74 @@ def viewer(env: Filmable, index: int) -> Callbacks:
         time.sleep(max(0.0, clock[0] - time.perf_counter()))
 
     return on_step, handle.close
+
+
+@runtime_checkable
+class Recordable(Protocol):
+    """A batched MuJoCo task whose robot has a floating base, recordable as a motion clip (``MujocoTask``)."""
+
+    physics: Any
+    model: Any
+    dt: float
+    state: Any
+    """Per-env task state; its ``episode_length`` tells when an env's episode restarted."""
+
+
+def motion_recording(env: Recordable, path: str, index: int, seconds: float) -> Callbacks:
+    """A motion clip (``contract/motion.py``) of env ``index``'s robot: its base pose and every hinge / slide joint
+    after each step, at the control rate, for ``seconds`` or until that env's first episode ends."""
+    import mujoco
+
+    from contract import motion
+
+    model = env.model
+    kinds = [int(k) for k in model.jnt_type]
+    free = [j for j, k in enumerate(kinds) if k == mujoco.mjtJoint.mjJNT_FREE]
+    if len(free) != 1:
+        raise UserError(f"--record-motion={path}: the task's robot has no floating base (free joint) to record")
+    moving = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
+    joints = [j for j, k in enumerate(kinds) if k in moving]
+    base = int(model.jnt_qposadr[free[0]])
+    adr = [int(model.jnt_qposadr[j]) for j in joints]
+    steps = int(seconds / env.dt)
+    rows: list[np.ndarray] = []
+    going = [True]
+
+    def on_step(t: int) -> None:
+        if not going[0] or t >= steps:
+            return
+        if int(env.state.episode_length[index]) != t + 1:  # the episode ended (and restarted) at this step
+            going[0] = False
+            return
+        rows.append(env.physics.read().qpos[index].double().cpu().numpy().copy())
+
+    def finish() -> None:
+        if len(rows) < 2:
+            raise UserError(f"--record-motion={path}: env {index}'s episode ended after {len(rows)} step(s); "
+                            "nothing to record")
+        q = np.stack(rows)
+        clip = motion.Clip(1.0 / env.dt, tuple(model.joint(j).name for j in joints), q[:, base:base + 3],
+                           q[:, base + 3:base + 7], q[:, adr], Path(path).stem)
+        motion.save(motion.checked(clip, f"--record-motion={path}"), path)
+        print(f"wrote {path}: {clip.frames} frames at {clip.fps:g} fps ({clip.duration:.2f} s) of env {index}, "
+              f"{len(joints)} joints")
+
+    return on_step, finish
+
+
+def combined(*pairs: tuple[Callable[[int], None] | None, Callable[[], None] | None]) -> Callbacks | tuple[None, None]:
+    """One (on_step, finish) pair running each given pair's in turn (None, None: none given)."""
+    chosen = [(s, f) for s, f in pairs if s is not None]
+    if not chosen:
+        return None, None
+
+    def on_step(t: int) -> None:
+        for s, _ in chosen:
+            s(t)
+
+    def finish() -> None:
+        for _, f in chosen:
+            if f is not None:
+                f()
+
+    return on_step, finish

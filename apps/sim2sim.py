@@ -12,9 +12,9 @@ from contract.errors import UserError
 
 
 def run(path: str | Path, episodes: int, seed: int, terrain_eval: TerrainEval | None = None) -> dict[str, Any]:
-    """Reaching policies (metadata ``task_family: reach``) and locomotion policies (``scene_mjb``) run in plain
-    MuJoCo, Gymnasium ones (``env_id``) in Gymnasium; ``terrain_eval``: a locomotion policy on one tile type at one
-    level (``deploy/sim2sim.py``)."""
+    """Reaching and tracking policies (metadata ``task_family: reach`` / ``track``) and locomotion policies
+    (``scene_mjb``) run in plain MuJoCo, Gymnasium ones (``env_id``) in Gymnasium; ``terrain_eval``: a locomotion
+    policy on one tile type at one level (``deploy/sim2sim.py``)."""
     policy = OnnxPolicy(path)
     meta = policy.metadata
     if schema.family(meta) == "reach":
@@ -23,6 +23,13 @@ def run(path: str | Path, episodes: int, seed: int, terrain_eval: TerrainEval | 
         from deploy import sim2sim_reach
 
         metrics = sim2sim_reach.run(policy, episodes, seed)
+        where = "plain MuJoCo"
+    elif schema.family(meta) == "track":
+        if terrain_eval is not None:
+            raise UserError(f"--terrain applies to locomotion policies; policy file {path} is a tracking policy")
+        from deploy import sim2sim_track
+
+        metrics = sim2sim_track.run(policy, episodes, seed)
         where = "plain MuJoCo"
     elif "scene_mjb" in meta and "base_joint" not in meta:  # another task without a floating base
         raise UserError(f"policy file {path} has a scene but no base_joint: sim2sim runs legged robots, reaching "

@@ -13,6 +13,10 @@ import mujoco
 import numpy as np
 
 
+GHOST_RGBA = (0.2, 0.85, 0.3, 0.35)
+"""Colour of a reference motion's ghost in a video."""
+
+
 class VideoRecorder:
     """Collects frames of ``model`` posed at given ``qpos``, seen from ``camera``; writes an MP4."""
 
@@ -22,14 +26,31 @@ class VideoRecorder:
         self.renderer = mujoco.Renderer(model, height, width)
         self.camera = camera
         self.frames: list[np.ndarray] = []
+        self._ghost: mujoco.MjData | None = None
 
-    def add(self, qpos: np.ndarray, caption: str = "") -> None:
-        """Render the model at ``qpos``; ``caption`` is written in the top-left corner."""
+    def add(self, qpos: np.ndarray, caption: str = "", ghost: np.ndarray | None = None) -> None:
+        """Render the model at ``qpos``; ``caption`` is written in the top-left corner; ``ghost``: the same robot at
+        these generalized positions drawn translucent over it (a reference motion)."""
         self.data.qpos[:] = qpos
         mujoco.mj_forward(self.model, self.data)
         self.renderer.update_scene(self.data, camera=-1 if self.camera is None else self.camera)
+        if ghost is not None:
+            self._add_ghost(ghost)
         frame = self.renderer.render().copy()
         self.frames.append(add_caption(frame, caption) if caption else frame)
+
+    def _add_ghost(self, qpos: np.ndarray) -> None:
+        """The robot's moving geoms at ``qpos``, added to the scene in a translucent green."""
+        if self._ghost is None:
+            self._ghost = mujoco.MjData(self.model)
+        self._ghost.qpos[:] = qpos
+        mujoco.mj_kinematics(self.model, self._ghost)
+        scene = self.renderer.scene
+        first = scene.ngeom
+        mujoco.mjv_addGeoms(self.model, self._ghost, mujoco.MjvOption(), mujoco.MjvPerturb(),
+                            int(mujoco.mjtCatBit.mjCAT_DYNAMIC), scene)
+        for i in range(first, scene.ngeom):
+            scene.geoms[i].rgba[:] = GHOST_RGBA
 
     def save(self, path: str | Path, fps: float) -> Path:
         return write_mp4(path, self.frames, fps)

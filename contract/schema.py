@@ -15,6 +15,8 @@ reader notices (a key renamed, removed, retyped, or its meaning changed) bumps t
               them still loads; the robot-side runtime refuses one that holds joints, ``held_servos``).
         2.2   ``recurrent`` may describe an observation history (memory ``history``: the past frames are the
               state; ``obs_dim`` is one frame); a reader that carries recurrent state reads it unchanged.
+        2.3   the ``track`` family (``task_family: track``): ``motion_clips`` (the clips travel in the file) and
+              ``motion`` (how the policy reads them); locomotion and reach files are unchanged.
 
 ``python -m contract.schema`` prints the table of docs/deploy.md (a test checks that the docs carry it verbatim).
 """
@@ -52,7 +54,7 @@ class Key:
     meaning: str
     """What it is, its frame and the order of its entries."""
     family: str = "all"
-    """Which exports carry it: all, or a comma-separated list of locomotion, reach, gym."""
+    """Which exports carry it: all, or a comma-separated list of locomotion, reach, track, gym."""
     optional: str = ""
     """Empty: always present; otherwise when it is present."""
 
@@ -73,25 +75,25 @@ KEYS: tuple[Key, ...] = (
         "`reset` (zeros at every episode start; feed each `*_out` back as the next `*_in`)",
         optional="recurrent policies"),
     # locomotion
-    Key("robot", "str", "", "robot name", "locomotion, reach"),
+    Key("robot", "str", "", "robot name", "locomotion, reach, track"),
     Key("scene_mjb", "str", "", "the trained scene, compiled: base64 of zlib-compressed MJB (robot, floor or "
-        "heightfield, sensors; every collision on)", "locomotion, reach"),
-    Key("base_joint", "str", "", "name of the free joint of the base in the scene", "locomotion"),
+        "heightfield, sensors; every collision on)", "locomotion, reach, track"),
+    Key("base_joint", "str", "", "name of the free joint of the base in the scene", "locomotion, track"),
     Key("foot_names", "list[str]", "", "feet, in the order of the training env's foot terms", "locomotion"),
     Key("obs_layout", "list[[str, int]]", "", "observation terms in order, `[name, size]`; names and frames in "
-        "the table of terms below", "locomotion, reach"),
+        "the table of terms below", "locomotion, reach, track"),
     Key("obs_layout ", "list[[str, int]]", "", "one term `[name, obs_dim]` (`observation` or `frames`)", "gym"),
     Key("obs_scales", "object", "", "term name -> factor (number, or per component for `commands`); "
-        "the observed value is `(value - offset) * scale`", "locomotion, reach"),
+        "the observed value is `(value - offset) * scale`", "locomotion, reach, track"),
     Key("joint_names", "list[str]", "", "actuated joints in the policy's order: the order of `joint_pos`, "
         "`joint_vel`, `last_actions`, the actions and every per-joint list below; match them by name",
-        "locomotion, reach"),
+        "locomotion, reach, track"),
     Key("default_joint_pos", "list[number]", "rad", "default pose, per joint; the offset of `joint_pos`",
-        "locomotion, reach"),
+        "locomotion, reach, track"),
     Key("joint_pos_limits", "list[[number|null, number|null]]", "rad", "joint range `[low, high]` per joint "
-        "(null: unlimited)", "locomotion, reach"),
+        "(null: unlimited)", "locomotion, reach, track"),
     Key("action_scale", "list[number]", "rad", "per joint: joint target = `default_joint_pos + action_scale * "
-        "clip(action)`", "locomotion, reach"),
+        "clip(action)`", "locomotion, reach, track"),
     Key("held_joint_names", "list[str]", "", "joints held at a pose by their own servos, outside the action space "
         "(empty for most robots)", "locomotion"),
     Key("held_joint_pos", "list[number]", "rad", "the pose of each held joint (its servo's target)", "locomotion"),
@@ -101,18 +103,18 @@ KEYS: tuple[Key, ...] = (
     Key("held_torque_limits", "list[number|null]", "N m", "servo torque limit per held joint (null: none)",
         "locomotion", optional="since 2.1"),
     Key("velocity_limits", "list[number|null]", "rad/s", "motor speed limit per joint (null: none)",
-        "locomotion"),
+        "locomotion, track"),
     Key("action_clip", "number", "", "actions are clipped to `[-action_clip, action_clip]` first",
-        "locomotion, reach"),
-    Key("kp", "list[number]", "N m/rad", "PD stiffness per joint (position servo)", "locomotion, reach"),
-    Key("kd", "list[number]", "N m s/rad", "PD damping per joint", "locomotion, reach"),
+        "locomotion, reach, track"),
+    Key("kp", "list[number]", "N m/rad", "PD stiffness per joint (position servo)", "locomotion, reach, track"),
+    Key("kd", "list[number]", "N m s/rad", "PD damping per joint", "locomotion, reach, track"),
     Key("torque_limits", "list[number|null]", "N m", "servo torque limit per joint (null: none)",
-        "locomotion, reach"),
-    Key("control_dt", "number", "s", "policy period (targets held between calls)", "locomotion, reach"),
-    Key("sim_dt", "number", "s", "physics timestep of training", "locomotion, reach"),
-    Key("decimation", "int", "", "physics steps per policy step", "locomotion, reach"),
+        "locomotion, reach, track"),
+    Key("control_dt", "number", "s", "policy period (targets held between calls)", "locomotion, reach, track"),
+    Key("sim_dt", "number", "s", "physics timestep of training", "locomotion, reach, track"),
+    Key("decimation", "int", "", "physics steps per policy step", "locomotion, reach, track"),
     Key("base_height", "number", "m", "start height of the base above the ground", "locomotion"),
-    Key("episode_length_s", "number", "s", "training episode length", "locomotion, reach"),
+    Key("episode_length_s", "number", "s", "training episode length", "locomotion, reach, track"),
     Key("command_ranges", "object", "m/s, rad/s", "`lin_vel_x`, `lin_vel_y` (base frame, m/s), `yaw_rate` "
         "(rad/s): `[low, high]` of training", "locomotion"),
     Key("command_resample_s", "number", "s", "commands were redrawn this often", "locomotion"),
@@ -129,7 +131,8 @@ KEYS: tuple[Key, ...] = (
         "`column_types`, `origins [levels][columns][x, y, z]`", "locomotion", optional="generated terrain"),
     # reach
     Key("task_family", "str", "", "`reach`: a fixed-base arm reaching targets (`deploy/sim2sim_reach.py`); "
-        "locomotion files do not carry it", "reach"),
+        "`track`: a robot reproducing motion clips (`deploy/sim2sim_track.py`); locomotion files do not carry it",
+        "reach, track"),
     Key("fingertip_site", "str", "", "the scene's site that reaches the target", "reach"),
     Key("target_site", "str", "", "the scene's visual-only site that shows the target", "reach"),
     Key("base_pos", "list[number]", "m", "origin of the base frame (world): `target_pos` is "
@@ -144,6 +147,14 @@ KEYS: tuple[Key, ...] = (
         "success", "reach"),
     Key("init_joint_noise", "number", "rad", "episodes start at `default_joint_pos` plus a uniform offset of "
         "this half-width", "reach"),
+    # track
+    Key("motion_clips", "list[object]", "", "since 2.3: the clips, one per env in turn: `name`, `source` (as "
+        "configured), `sha256` (of the clip as read), `fps` (the control rate), `frames`, `npz` (the clip at the "
+        "control rate in the legged-mjx motion format, contract/motion.py: zlib-compressed .npz bytes, base64)",
+        "track"),
+    Key("motion", "object", "m, 1", "since 2.3: how the policy reads its clip: `anchor_body` (scene body of the "
+        "`motion_anchor_*` terms), `future_frames` (frames ahead in `motion_joint_*`), `anchor_height_band` (m) and "
+        "`anchor_tilt_band` (an episode fails beyond them), `phase` (how `motion_phase` is computed)", "track"),
     # gym
     Key("env_id", "str", "", "Gymnasium id", "gym"),
     Key("action_offset", "int", "", "added to a discrete action index", "gym"),
@@ -158,9 +169,9 @@ KEYS: tuple[Key, ...] = (
 """Every key of major version 2 (``obs_layout`` is listed once per family; the trailing space keys it apart)."""
 
 def family(meta: dict[str, Any]) -> str:
-    """``reach`` (``task_family``), ``locomotion`` (another robot scene) or ``gym``."""
-    if meta.get("task_family") == "reach":
-        return "reach"
+    """``reach`` or ``track`` (``task_family``), ``locomotion`` (another robot scene) or ``gym``."""
+    if meta.get("task_family") in ("reach", "track"):
+        return str(meta["task_family"])
     return "locomotion" if ("scene_mjb" in meta or "robot_xml" in meta) else "gym"
 
 

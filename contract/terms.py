@@ -52,6 +52,8 @@ SOURCES: dict[str, Source] = {
                         "a policy that does not observe {term} (quadruped-flat, or any flat task with "
                         "env.policy_exclude=[{term}]), or an adapter with an estimator (RobotState.{term}) on a "
                         "profile that supplies 'estimator'"),
+    "motion": Source("the motion clip the runtime plays: its reference frames and phase (metadata motion_clips)",
+                     False),
     "perception": Source("perception: a height map around the robot from its cameras or lidar", True,
                          "a policy trained without {term} (a flat task), or an adapter with perception "
                          "(RobotState.{term}) on a profile that supplies 'perception'"),
@@ -153,8 +155,19 @@ TERMS: dict[str, Term] = {
     "target_pos": Term("m", "reach: target position relative to `base_pos`, base frame", "operator"),
     "to_target": Term("m", "reach: target minus fingertip position, base frame (from the target and the joint "
                       "state)", "operator"),
+    "motion_joint_pos": Term("rad", "track: the reference's joint positions minus `default_joint_pos` at the next "
+                             "`motion.future_frames` frames, frame-major, `joint_names` order", "motion"),
+    "motion_joint_vel": Term("rad/s", "track: the reference's joint velocities at those frames, frame-major",
+                             "motion"),
+    "motion_anchor_pos": Term("m", "track: the reference's anchor body position at the next frame minus the "
+                              "robot's anchor position, in the robot's anchor frame", "estimator"),
+    "motion_anchor_ori": Term("1", "track: the reference's anchor orientation at the next frame in the robot's "
+                              "anchor frame, the first two columns of that rotation matrix (6 values, column-major)",
+                              "imu"),
+    "motion_phase": Term("1", "track: the share of the clip played (0 at its first frame, 1 at its last)",
+                         "motion"),
 }
-"""Every observation term of the locomotion and reach families, by name (each is then multiplied by its
+"""Every observation term of the locomotion, reach and track families, by name (each is then multiplied by its
 ``obs_scales``)."""
 
 FROM_READING: tuple[str, ...] = tuple(name for name, t in TERMS.items() if t.build is not None)

@@ -102,16 +102,48 @@ class PolicyConfig:
 
 
 @dataclass(frozen=True)
+class AmpConfig:
+    """Adversarial motion priors (``algorithm.name: amp``, Peng et al. 2021): a discriminator tells the env's
+    transitions (s, s') of its AMP observation from reference transitions of motion clips; its style reward
+    ``max(0, 1 - 0.25 (d - 1)^2)`` is mixed with the task reward by the two weights below. The discriminator and
+    its observation normalizer are checkpointed, never exported."""
+
+    task_weight: float = 1.0
+    """Weight of the env's task reward in the reward PPO learns from."""
+    style_weight: float = 0.02
+    """Weight of the style reward (per step, in [0, 1]): 0.02 puts it on the scale of a locomotion task's terms,
+    which are multiplied by the control period (0.02 s)."""
+    hidden_dims: tuple[int, ...] = (256, 128)
+    """Hidden layer sizes of the discriminator MLP (ReLU) on (s, s') of the normalized AMP observation."""
+    learning_rate: float = 5e-4
+    """Adam learning rate of the discriminator (its own optimizer, fixed)."""
+    weight_decay: float = 1e-4
+    """L2 weight decay of the discriminator's parameters."""
+    grad_penalty: float = 10.0
+    """Weight of the gradient penalty on reference samples: grad_penalty / 2 x mean |dD/dx|^2."""
+
+    def __post_init__(self) -> None:
+        check_types(self, "algorithm.amp.")
+        for name in ("task_weight", "style_weight", "weight_decay", "grad_penalty"):
+            require(getattr(self, name) >= 0, f"algorithm.amp.{name}", getattr(self, name), "a number >= 0")
+        require(0 < self.learning_rate < 1, "algorithm.amp.learning_rate", self.learning_rate, "a number in (0, 1)")
+        require(all(d >= 1 for d in self.hidden_dims), "algorithm.amp.hidden_dims", list(self.hidden_dims),
+                "a list of integers >= 1")
+
+
+@dataclass(frozen=True)
 class AlgorithmConfig:
     """The learning algorithm: Proximal Policy Optimization (rsl_rl names; defaults of the design notes), or
     teacher-student distillation (``name: distillation``), which uses the epoch, minibatch, learning-rate and
     gradient-clip fields and ignores the PPO-only ones (clip, discount, GAE, value and entropy terms)."""
 
-    name: Literal["ppo", "distillation"] = "ppo"
+    name: Literal["ppo", "distillation", "amp"] = "ppo"
     """ppo: reinforcement learning from the rewards; distillation: DAgger, as rsl_rl's Distillation: the policy
     (student) acts, a frozen teacher policy labels every step with its deterministic action, and the student's
     mean action is regressed onto the labels (the critic is not trained; the action std stays at
-    policy.init_noise_std). Needs a continuous action space and algorithm.teacher."""
+    policy.init_noise_std). Needs a continuous action space and algorithm.teacher. amp: PPO on the task reward
+    mixed with a discriminator's style reward (algorithm.amp; the env must offer an AMP observation and reference
+    clips, e.g. env.amp_clips of a locomotion task)."""
     teacher: Optional[str] = None
     """distillation: the teacher, a checkpoint file or run folder (its newest checkpoint) of a memoryless policy
     with continuous actions; its weights are copied into the student's checkpoints, so resume and play.py do not
@@ -167,7 +199,10 @@ class AlgorithmConfig:
     observations; turns the CUDA-graph update off."""
     cuda_graph: bool = True
     """On a CUDA device (single process): after the first iteration, replay each minibatch update as one CUDA
-    graph (same math; removes the kernel-launch overhead that bounds small networks). No effect on the CPU."""
+    graph (same math; removes the kernel-launch overhead that bounds small networks). No effect on the CPU (nor
+    with amp, whose discriminator step runs eagerly)."""
+    amp: AmpConfig = field(default_factory=AmpConfig)
+    """Adversarial motion priors (name: amp only)."""
 
     def __post_init__(self) -> None:
         check_types(self, "algorithm.")

@@ -10,8 +10,8 @@ individually; the returned observation of a done env is already the first of its
 This module is the whole contract the learning side reads: everything the runner, the evaluator and ``play.py``
 read from an env is declared here (what play.py's video and viewer read of a MuJoCo task: ``apps/recorders.py``),
 as ``VecEnv``, the typed ``StepInfo`` of ``step`` and the optional capabilities (``PixelObservations``,
-``Checkpointable``, ``FiniteOutputs``, ``Exportable``, ``CommandBreakdown``, ``Symmetric``), which callers test
-with ``isinstance`` (runtime-checkable Protocols) instead of probing for attributes.
+``Checkpointable``, ``FiniteOutputs``, ``Exportable``, ``CommandBreakdown``, ``Symmetric``, ``MotionPrior``), which
+callers test with ``isinstance`` (runtime-checkable Protocols) instead of probing for attributes.
 """
 
 from __future__ import annotations
@@ -54,6 +54,9 @@ class StepInfo(TypedDict, total=False):
     """Name -> per-step value per env, averaged by the evaluator over each episode's steps."""
     breakdown: dict[str, torch.Tensor]
     """Name -> per-env value (a command) by which the evaluator bins the metrics (with ``CommandBreakdown``)."""
+    amp_obs: torch.Tensor
+    """``[N, amp_obs_dim]``: the AMP observation of the state each env reached this step, before any reset (with
+    ``MotionPrior``)."""
 
 
 @runtime_checkable
@@ -149,6 +152,25 @@ class Symmetric(Protocol):
 
     def mirror_actions(self, actions: torch.Tensor) -> torch.Tensor:
         """The mirror of actions ``[..., action_spec.n]``."""
+        ...
+
+
+@runtime_checkable
+class MotionPrior(Protocol):
+    """An env that offers adversarial motion priors (``algorithm.name=amp``): an AMP observation of its state (what
+    a discriminator judges the style by: joints, base motion, feet...), and reference transitions of it from motion
+    clips. Its steps report ``info["amp_obs"]``: the AMP observation each env reached, before any reset."""
+
+    amp_obs_dim: int
+    """Width of the AMP observation."""
+
+    def amp_observation(self) -> torch.Tensor:
+        """``[N, amp_obs_dim]``: the AMP observation of every env's current state (after resets)."""
+        ...
+
+    def amp_reference(self, n: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+        """``n`` reference transitions ``(s, s')``, each ``[n, amp_obs_dim]``, drawn with ``generator`` from the
+        clips' consecutive control steps."""
         ...
 
 

@@ -73,25 +73,31 @@ class Logger:
 
 
 def losses(scalars: dict[str, float]) -> str:
-    """The algorithm's losses for the console line: PPO's value and surrogate losses, entropy and KL, or the
+    """The algorithm's losses for the console line: PPO's value and surrogate losses, entropy and KL (with AMP the
+    per-step task and style rewards and the discriminator's mean logits on reference / policy transitions), or the
     distillation loss."""
     s = scalars
     if "Loss/distillation" in s:
         return f"dloss {s['Loss/distillation']:.3g}"
-    return (f"vloss {s['Loss/value']:.3g} ploss {s['Loss/surrogate']:+.3g} ent {s['Policy/entropy']:.3f} "
-            f"kl {s['Policy/kl']:.4f}")
+    out = (f"vloss {s['Loss/value']:.3g} ploss {s['Loss/surrogate']:+.3g} ent {s['Policy/entropy']:.3f} "
+           f"kl {s['Policy/kl']:.4f}")
+    if "AMP/style_reward" in s:
+        out += (f" | task {s['AMP/task_reward']:.4f} style {s['AMP/style_reward']:.3f} d {s['AMP/expert_d']:+.2f}"
+                f"/{s['AMP/policy_d']:+.2f}")
+    return out
 
 
 def headline(scalars: dict[str, float]) -> str:
     """The task's headline metrics for the console line, from the env's logged means over the iteration: for
-    locomotion the linear-velocity (m/s) and yaw-rate (rad/s) tracking errors, and the iteration's fall rate
-    (episode ends by termination over all episode ends: the ratio of the per-step terminated and truncated
-    rates). Empty for envs that log none of them."""
+    locomotion the linear-velocity (m/s) and yaw-rate (rad/s) tracking errors, for motion tracking the joint-angle
+    (rad) and anchor-position (m) errors, and the iteration's fall rate (episode ends by termination over all
+    episode ends: the ratio of the per-step terminated and truncated rates). Empty for envs that log none of
+    them."""
     out = ""
-    if "Env/lin_vel_error" in scalars:
-        out += f" lin_err {scalars['Env/lin_vel_error']:.3f}"
-    if "Env/yaw_rate_error" in scalars:
-        out += f" yaw_err {scalars['Env/yaw_rate_error']:.3f}"
+    for key, short in (("lin_vel_error", "lin_err"), ("yaw_rate_error", "yaw_err"), ("joint_pos_error", "q_err"),
+                       ("anchor_pos_error", "anchor_err")):
+        if f"Env/{key}" in scalars:
+            out += f" {short} {scalars[f'Env/{key}']:.3f}"
     term, trunc = scalars.get("Env/terminated"), scalars.get("Env/truncated")
     if term is not None and trunc is not None:
         out += f" fall {term / (term + trunc):.0%}" if term + trunc > 0 else " fall   n/a"

@@ -52,6 +52,10 @@ class Transition:
     hidden: torch.Tensor | None = _kept()
     """Recurrent policies: the whole actor-critic state ``[K, L, N, H]`` before the step (stored ``[N, K, L, H]``
     per step, so trajectory segments start from it)."""
+    amp_obs: torch.Tensor | None = _kept(minibatch=True)
+    """AMP: the AMP observation of the state the step acted on (raw; ``rl_core/amp.py``)."""
+    amp_next_obs: torch.Tensor | None = _kept(minibatch=True)
+    """AMP: the AMP observation of the state the step reached, before a reset."""
 
 
 FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Transition))

@@ -186,3 +186,55 @@ def write(directory: Path, name: str, text: str) -> Path:
     path = directory / name
     path.write_text(text)
     return path
+
+
+G1_LEG = ("hip_pitch", "hip_roll", "hip_yaw", "knee", "ankle_pitch", "ankle_roll")
+G1_WAIST = ("waist_yaw", "waist_roll", "waist_pitch")
+G1_ARM = ("shoulder_pitch", "shoulder_roll", "shoulder_yaw", "elbow", "wrist_roll", "wrist_pitch", "wrist_yaw")
+G1_JOINTS = tuple(f"{s}_{j}_joint" for s in ("left", "right") for j in G1_LEG) + tuple(
+    f"{j}_joint" for j in G1_WAIST) + tuple(f"{s}_{j}_joint" for s in ("left", "right") for j in G1_ARM)
+"""The 29 joints of a G1-style humanoid in the file order of Unitree's release (Menagerie-style names)."""
+
+_AXES = {"pitch": "0 1 0", "roll": "1 0 0", "yaw": "0 0 1", "knee": "0 1 0", "elbow": "0 1 0"}
+
+
+def _chain(prefix: str, joints: tuple[str, ...], offsets: list[str], indent: int, leaf: str) -> str:
+    """Nested bodies, one hinge each (axis from the joint's last word), the last one carrying ``leaf``."""
+    if not joints:
+        return leaf
+    name = f"{prefix}{joints[0]}"
+    axis = _AXES[joints[0].rsplit("_", 1)[-1]]
+    pad = " " * indent
+    inner = _chain(prefix, joints[1:], offsets[1:], indent + 2, leaf)
+    return (f'{pad}<body name="{name}_link" pos="{offsets[0]}">\n'
+            f'{pad}  <inertial mass="1" pos="0 0 -0.05" diaginertia="0.01 0.01 0.01"/>\n'
+            f'{pad}  <joint name="{name}_joint" axis="{axis}" range="-2.5 2.5"/>\n'
+            f'{pad}  <geom type="capsule" fromto="0 0 0 0 0 -0.1" size="0.03"/>\n{inner}\n{pad}</body>')
+
+
+def g1_like_xml() -> str:
+    """A G1-style humanoid written here (29 hinge joints in Unitree's order, Menagerie-style names; crude masses)."""
+    leg_off = ["0 {y} -0.05", "0 0 -0.05", "0 0 -0.05", "0 0 -0.3", "0 0 -0.3", "0 0 -0.03"]
+    arm_off = ["0 {y} 0.25", "0 0 0", "0 0 -0.1", "0 0 -0.15", "0 0 -0.1", "0 0 -0.03", "0 0 -0.03"]
+    foot = '<geom type="box" pos="0.03 0 -0.03" size="0.09 0.04 0.015"/>'
+    legs = "\n".join(_chain(f"{s}_", G1_LEG, [o.format(y=y) for o in leg_off], 6, " " * 18 + foot)
+                     for s, y in (("left", 0.1), ("right", -0.1)))
+    arms = "\n".join(_chain(f"{s}_", G1_ARM, [o.format(y=y) for o in arm_off], 12, "")
+                     for s, y in (("left", 0.18), ("right", -0.18)))
+    torso = _chain("", G1_WAIST, ["0 0 0.05", "0 0 0", "0 0 0"], 6,
+                   f'          <body name="torso_link">\n            <inertial mass="8" pos="0 0 0.2" '
+                   f'diaginertia="0.2 0.2 0.1"/>\n            <geom type="box" pos="0 0 0.2" size="0.08 0.12 0.15"/>\n'
+                   f'{arms}\n          </body>')
+    return f'''<mujoco model="g1_like">
+  <compiler angle="radian" autolimits="true"/>
+  <worldbody>
+    <body name="pelvis" pos="0 0 0.8">
+      <freejoint name="floating_base_joint"/>
+      <inertial mass="4" pos="0 0 0" diaginertia="0.05 0.05 0.05"/>
+      <geom type="box" size="0.06 0.1 0.05"/>
+{legs}
+{torso}
+    </body>
+  </worldbody>
+</mujoco>
+'''

@@ -20,3 +20,14 @@ def test_locomotion_headline_next_to_the_return(tmp_path, capsys):
 def test_no_headline_for_envs_without_those_metrics():
     assert headline(BASE) == ""
     assert headline({"Env/terminated": 0.0, "Env/truncated": 0.0}) == " fall   n/a"
+
+
+def test_tracking_headline_and_amp_rewards(tmp_path, capsys):
+    logger = Logger(tmp_path, 10)
+    logger.log(3, 4096, {**BASE, "Env/joint_pos_error": 0.0812, "Env/anchor_pos_error": 0.05, "Env/terminated": 0.0,
+                         "Env/truncated": 0.02, "AMP/task_reward": 0.0123, "AMP/style_reward": 0.61,
+                         "AMP/expert_d": 0.4, "AMP/policy_d": -0.3}, 60.0)
+    logger.close()
+    line = capsys.readouterr().out.strip()
+    assert "len   100.0 q_err 0.081 anchor_err 0.050 fall 0% |" in line
+    assert "kl 0.0100 | task 0.0123 style 0.610 d +0.40/-0.30 lr" in line

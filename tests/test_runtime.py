@@ -168,7 +168,7 @@ def test_runtime_and_history_state_equal_the_trainers_with_an_observation_histor
 def test_each_locomotion_export_matches_the_pinned_schema(flat, blind, history, humanoid, rough):
     for _, path in (flat, blind, history, humanoid, rough):
         meta = OnnxPolicy(path).metadata
-        assert meta["format"] == FORMAT == "legged-mjx-policy/2.2"
+        assert meta["format"] == FORMAT == "legged-mjx-policy/2.3"
         assert schema.problems(meta) == [], path
         optional = {"recurrent", "height_scan", "terrain"}
         assert sorted(set(meta) - optional) == LOCOMOTION_KEYS

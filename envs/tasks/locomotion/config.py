@@ -268,6 +268,10 @@ class LocomotionEnvConfig(MujocoEnvConfig):
     success_distance: float = 4.0
     """An episode succeeds (``success`` in the evaluation) once the base is this far (m) from its start tile's
     centre (plane: the origin), counted until a fall ends it."""
+    amp_clips: tuple[str, ...] = ()
+    """Motion clips (.npz, or .csv of the LAFAN1 retargeting) whose transitions are the reference of adversarial
+    motion priors (algorithm.name=amp; docs/motion.md): the env then offers its AMP observation (joints, base height
+    and velocities in the heading frame, gravity, feet relative to the base). Empty: no AMP."""
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -36,7 +36,7 @@ from envs.scenes.assemble import build
 from envs.tasks import bounds as speed
 from envs.tasks.base import MujocoTask
 from envs.tasks.history import History, frame_width
-from envs.tasks.locomotion import export, latency, metrics, observations, rewards
+from envs.tasks.locomotion import amp, export, latency, metrics, observations, rewards
 from envs.tasks.locomotion.commands import Commands
 from envs.tasks.locomotion.randomization import Randomizer, fields_of
 from envs.tasks.locomotion.state import PRIVILEGED_TERMS, LocomotionState
@@ -120,6 +120,10 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
         self.randomizer = Randomizer(cfg.randomization, self.model, self.adr, self.default_joint_pos,
                                      self.held_joint_pos, rb.mass_body_id, self.spawn_height, self._uniform)
         self._offer_mirror()
+        self.amp: amp.AmpObservation | None = None
+        """The AMP observation (with ``env.amp_clips``; None: this env offers no motion prior)."""
+        if cfg.amp_clips:
+            self._offer_amp()
 
     # ------------------------------------------------------------------------------------ set-up
     def _setup_actions(self) -> None:
@@ -193,6 +197,22 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
         mirror = observation_mirror(self.obs_layout * self.history.frames, rules, names, declared)  # each frame
         self.mirror_obs = TensorMirror(mirror, self.device)
         """Mirror of raw policy observations (each term by its rule in ``observations.TABLE``)."""
+
+    def _offer_amp(self) -> None:
+        """Satisfy ``rl_core.env_api.MotionPrior`` (instance attributes) with the clips of ``env.amp_clips``."""
+        observe = amp.AmpObservation(self.robot, self.default_joint_pos, self.device)
+        reference = amp.AmpReference(self.cfg.amp_clips, self.robot, 1.0 / self.dt, observe, self.device)
+        self.amp = observe
+        self.amp_obs_dim = observe.dim
+        """Width of the AMP observation."""
+        self.amp_reference = reference.sample
+        """``n`` reference transitions (s, s') from the clips."""
+
+    def amp_observation(self) -> torch.Tensor:
+        """The AMP observation of every env's current state (``env.amp_clips`` set)."""
+        assert self.amp is not None, "env.amp_clips is empty: this env offers no AMP observation"
+        r = self.physics.read()
+        return self.amp(r.qpos, r.qvel)
 
     # ------------------------------------------------------------------------------------ the step's hooks
     def _view(self, r: PhysicsReadout) -> Step:
@@ -270,6 +290,8 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
         out: dict[str, Any] = {"breakdown": metrics.breakdown(q.commands)}
         if self.terrain is not None:
             out["log"] = {"terrain_level": self.ground.mean_level()}
+        if self.amp is not None:
+            out["amp_obs"] = self.amp(q.s.r.qpos, q.s.r.qvel)
         return out
 
     def _contacts_and_context(self, s: Step, actions: torch.Tensor, base_height: torch.Tensor) -> rewards.Context:
