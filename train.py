@@ -154,7 +154,8 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
         for name, spec in registered().items():
             print(f"{name:24s} {spec.description}")
-        print("(any other Gymnasium id also works, with generic defaults)")
+        print("(any other Gymnasium id also works, with generic defaults; menagerie:NAME[:rough] a MuJoCo Menagerie "
+              "legged robot by name, path/to/robot.py:flat a robot file: docs/robots.md)")
         return 0
     if args.check:
         from configs.catalog import get_task

@@ -1,4 +1,4 @@
-"""The robot check: does the robot stand, and do its servos track, before any training? Under a minute on 2 CPU cores.
+"""The robot check: does the robot stand, and do its servos track, before any training? About 20 s on 2 CPU cores.
 
     python -m tools.check_robot path/to/my_robot.py:flat          # a robot file's task
     python -m tools.check_robot --task quadruped-flat             # a registered task
@@ -7,14 +7,15 @@
 
 On native MuJoCo, in the task's own scene (``envs/robot_check/``):
 1. standing: zero actions (servo targets at the default pose) for 4 s after the reset's drop from ``base_height``:
-   the base height it settles at, its tilt, which non-foot bodies touch the floor, divergence, joints at their
-   limits, servos at their effort limit;
-2. a PD step response per actuator group (base held in the air, one unit of action): rise time, overshoot,
-   steady-state error;
-3. with ``--solver``: random actions with pushes under cheaper solver settings (iterations, line-search
-   iterations, cone), with the share of diverged rollouts and the physics steps/s of each (per second of CPU
-   time on one thread, the fastest of 3 runs); the cheapest setting without divergence is named (information:
-   not part of the verdict).
+   the base height it settles at, its tilt, which non-foot bodies touch the floor, how far the feet slide, the
+   joints furthest from their pose, divergence, joints at their limits, servos at their effort limit; a biped
+   that does not stand on its own is judged with its base supported (the verdict says so);
+2. random actions with pushes from the task's resets: 1024 rollouts of 2 s, the divergence rate per step;
+3. a PD step response per actuator group, held groups included (base held in the air, one unit of action within
+   the joint's range): rise time, overshoot, steady-state error, damping ratio;
+4. with ``--solver``: cheaper solver settings (iterations, line-search iterations, cone), each judged by standing
+   and random actions, with the physics steps/s of each (per second of CPU time); the cheapest that passes is
+   named (information: not part of the verdict).
 
 The verdict is ``OK``, ``WARN`` (trains, but look at the advice) or ``FAIL`` (fix before training), each problem
 with its numbers and what to change. Exit status 0 for OK / WARN, 1 for FAIL, 2 for bad input.

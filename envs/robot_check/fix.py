@@ -185,40 +185,14 @@ def _damp(spec: RobotSpec, robot: ResolvedRobot, loose: list[StepResponse], eule
     return None
 
 
-def _stiffen(spec: RobotSpec, robot: ResolvedRobot, stand: Standing, steps: list[StepResponse],
-             out: FixResult) -> RobotSpec | None:
-    """kp x KP_STEP (kd x its square root) for the groups of the joints furthest from their pose."""
+def _raised(spec: RobotSpec, robot: ResolvedRobot, wanted: list[tuple[str, str]], out: FixResult
+            ) -> RobotSpec | None:
+    """kp x KP_STEP (at least the lower bound, at most the upper one; kd x the square root of the factor: the
+    damping ratio stays) for the group of each (joint, why) of ``wanted``, once per group; None: none could rise."""
     groups = list(as_groups(spec, robot))
-    worst = max((abs(e) for e in stand.pose_error.values()), default=0.0)
     raised: list[int] = []
-    for joint, err in stand.pose_error.items():
+    for joint, why in wanted:
         k = _group_index(tuple(groups), joint)
-        g = groups[k]
-        if k in raised or abs(err) < 0.5 * worst:
-            continue
-        low, high = effort_bounds(g.effort_limit, g.kp)
-        if g.kp >= high * 0.999:
-            continue
-        kp = min(max(g.kp * KP_STEP, low), high)
-        groups[k] = dataclasses.replace(g, kp=_round(kp), kd=_round(g.kd * math.sqrt(kp / g.kp)))
-        raised.append(k)
-        out.changes.append(f"{g.joints}: kp {num(g.kp)} -> {num(groups[k].kp)}, kd {num(g.kd)} -> "
-                           f"{num(groups[k].kd)} ({joint} {num(err)} rad off its pose"
-                           f"{' with the base supported' if stand.supported else ''})")
-    if not raised:
-        return None
-    return dataclasses.replace(spec, actuators=tuple(groups))
-
-
-def _quicken(spec: RobotSpec, robot: ResolvedRobot, steps: list[StepResponse], out: FixResult) -> RobotSpec | None:
-    """kp x KP_STEP (kd x its square root) for the groups whose step response is slow or falls short (the check's
-    advice), within the bounds."""
-    groups = list(as_groups(spec, robot))
-    raised = []
-    for s in steps:
-        if not (s.steady_state_error > STEADY_STATE or (s.rise_time > RISE_TIME and not s.step_limited)):
-            continue
-        k = _group_index(tuple(groups), s.joints[0])
         g = groups[k]
         low, high = effort_bounds(g.effort_limit, g.kp)
         if k in raised or g.kp >= high * 0.999:
@@ -227,9 +201,25 @@ def _quicken(spec: RobotSpec, robot: ResolvedRobot, steps: list[StepResponse], o
         groups[k] = dataclasses.replace(g, kp=_round(kp), kd=_round(g.kd * math.sqrt(kp / g.kp)))
         raised.append(k)
         out.changes.append(f"{g.joints}: kp {num(g.kp)} -> {num(groups[k].kp)}, kd {num(g.kd)} -> "
-                           f"{num(groups[k].kd)} (step response: rise {num(s.rise_time)} s, "
-                           f"{num(100 * s.steady_state_error)}% left after 0.5 s)")
+                           f"{num(groups[k].kd)} ({why})")
     return dataclasses.replace(spec, actuators=tuple(groups)) if raised else None
+
+
+def _stiffen(spec: RobotSpec, robot: ResolvedRobot, stand: Standing, steps: list[StepResponse],
+             out: FixResult) -> RobotSpec | None:
+    """Raise kp of the groups of the joints furthest from their pose (off by at least half the worst)."""
+    worst = max((abs(e) for e in stand.pose_error.values()), default=0.0)
+    supported = " with the base supported" if stand.supported else ""
+    return _raised(spec, robot, [(j, f"{j} {num(e)} rad off its pose{supported}") for j, e in stand.pose_error.items()
+                                 if abs(e) >= 0.5 * worst], out)
+
+
+def _quicken(spec: RobotSpec, robot: ResolvedRobot, steps: list[StepResponse], out: FixResult) -> RobotSpec | None:
+    """Raise kp of the groups whose step response is slow or falls short (the check's advice)."""
+    slow = [s for s in steps if s.steady_state_error > STEADY_STATE or (s.rise_time > RISE_TIME and not s.step_limited)]
+    return _raised(spec, robot, [(s.joints[0], f"step response: rise {num(s.rise_time)} s, "
+                                              f"{num(100 * s.steady_state_error)}% left after 0.5 s") for s in slow],
+                   out)
 
 
 def _round(x: float) -> float:

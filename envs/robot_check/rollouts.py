@@ -7,7 +7,6 @@ which a cheap solver setting shows up in training's ``div`` column.
 from __future__ import annotations
 
 import copy
-import math
 import os
 import time
 from dataclasses import dataclass
@@ -148,7 +147,3 @@ def rate_text(rate: float) -> str:
     """A rate per step, e.g. ``2.4e-06``, or ``0``."""
     return "0" if rate == 0 else f"{rate:.1e}"
 
-
-def seconds_for(trial: SolverTrial) -> float:
-    """CPU seconds the trial's steps took."""
-    return trial.steps / trial.steps_per_s if trial.steps_per_s else math.inf

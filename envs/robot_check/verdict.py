@@ -14,8 +14,8 @@ import mujoco
 import torch
 
 from envs.registry import TaskSpec
-from envs.robot_check.advice import (Findings, divergence_finding, file_contact, model_contact, servo_findings,
-                                     standing_findings, stands, supported_note)
+from envs.robot_check.advice import (DIVERGENCE_RATE, Findings, divergence_finding, file_contact, model_contact,
+                                     servo_findings, standing_findings, stands, supported_note)
 from envs.robot_check.rollouts import ROLLOUTS, ResetSpread, SolverTrial, rate_text, solver_trial, with_solver
 from envs.robot_check.servo import step_response
 from envs.robot_check.text import num, pct
@@ -115,8 +115,6 @@ def evaluate(robot: ResolvedRobot, spread: ResetSpread, seconds: float = 4.0, ro
 def passes(robot: ResolvedRobot, model: mujoco.MjModel, trial: SolverTrial, seconds: float) -> bool:
     """A solver setting passes when its rollouts stay under the divergence rate and the robot stands (or, a
     biped, holds its pose supported) with it."""
-    from envs.robot_check.advice import DIVERGENCE_RATE
-
     return trial.rate <= DIVERGENCE_RATE and stands(judged_standing(robot, seconds, model)[0], robot)
 
 
