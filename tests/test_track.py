@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import json
 
 import mujoco
 import numpy as np
 import pytest
 import torch
 
+import play
 from apps import sim2sim
 from configs.catalog import get_task
 from configs.track import HUMANOID_TRACK_ENV, track_config
@@ -27,9 +29,11 @@ from envs.robots.humanoid import HUMANOID
 from envs.tasks.track import TrackEnv, TrackEnvConfig
 from envs.tasks.track.observations import TERM_NAMES
 from envs.tasks.track.sampling import StartSampler
+from rl_core.config_io import dump_yaml
 from rl_core.env_api import Checkpointable, Exportable, VecEnv
 from rl_core.export import export_onnx, policy_metadata
 from rl_core.modules.actor_critic import ActorCritic
+from rl_core.runner import OnPolicyRunner
 from tests.robot_models import biped_spec, write
 
 N = 8
@@ -252,3 +256,20 @@ def test_export_and_sim2sim_from_the_onnx_file_alone(tmp_path):
     assert out["task"] == "humanoid-track" and out["runtime"] == "onnxruntime in plain MuJoCo"
     assert out["episodes"] + out["diverged_episodes"] == 2 and 0.0 <= out["fall_rate"] <= 1.0
     assert out["joint_pos_error"] >= 0.0 and out["anchor_pos_error"] >= 0.0
+
+
+def test_play_evaluates_a_tracking_checkpoint(tmp_path, capsys):
+    cfg = get_task("humanoid-track").default_config()
+    cfg = dataclasses.replace(cfg, env=dataclasses.replace(cfg.env, num_envs=8, backend="native"),
+                              runner=dataclasses.replace(cfg.runner, num_steps_per_env=8, max_iterations=1),
+                              algorithm=dataclasses.replace(cfg.algorithm, num_mini_batches=2, num_learning_epochs=1))
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.yaml").write_text(dump_yaml(cfg))
+    OnPolicyRunner(TrackEnv(cfg.env, HUMANOID), cfg, task="humanoid-track", run_dir=run, quiet=True).learn()
+    out = tmp_path / "eval.json"
+    assert play.main(["--checkpoint", str(run), "--episodes", "2", "--json", str(out)]) == 0
+    metrics = json.loads(out.read_text())
+    assert {"joint_pos_error", "anchor_pos_error", "anchor_ori_error", "body_pos_error", "fall_rate",
+            "clip_end"} <= set(metrics) and metrics["episodes"] + metrics["diverged_episodes"] == 2
+    assert "joint_pos_error" in capsys.readouterr().out
