@@ -6,20 +6,22 @@ commands, biped reward weights and their targets (``RewardParams``), a base-heig
 push (0.5 m/s, as Isaac Lab's G1 / H1 tasks; 1 m/s knocks a 43 kg biped over before it has learned to stand).
 Weights follow unitree_rl_gym's H1 and Isaac Lab's H1 / G1 flat tasks (biped air time in single stance, foot
 slip, swing-foot clearance, feet distance, base height, hip roll / yaw deviation, action rate, torques, energy).
-For the hardware (issue 40) every env also has its own motor strength (x0.8-1.2: stiffness, damping and torque
-limit together) and an action latency of 0-2 control steps (0-40 ms): without them the policy fell in the
-rehearsal at 40 ms of latency and with motor strength or kp x0.8 (docs/deploy.md).
+For the hardware (issue 40) the randomization is ``configs.locomotion.HARDWARE``: every env also has its own motor
+strength (x0.8-1.2: stiffness, damping and torque limit together) and an action latency of 0-2 control steps
+(0-40 ms); without them the policy fell in the rehearsal at 40 ms of latency and with motor strength or kp x0.8
+(docs/deploy.md).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Optional
 
-from configs.locomotion import flat_config, flat_task
+from configs.locomotion import HARDWARE, flat_config, flat_task
 from configs.task_defaults import TaskDefaults, apply_defaults
 from envs.registry import register
 from envs.robots.humanoid import HUMANOID
-from envs.tasks.locomotion.config import (CommandConfig, LocomotionEnvConfig, RandomizationConfig, RewardParams,
+from envs.tasks.locomotion.config import (CommandConfig, LocomotionEnvConfig, RewardParams,
                                           RewardScales)
 from rl_core.config import TrainConfig
 
@@ -33,7 +35,7 @@ HUMANOID_ENV = LocomotionEnvConfig(
         energy=-1e-4, alive=0.5),
     reward_params=RewardParams(air_time_threshold=0.4, base_height_target=0.95, feet_clearance_height=0.12,
                                feet_min_distance=0.15, deviation_joints=".*_hip_(roll|yaw)_joint"),
-    randomization=RandomizationConfig(push_vel_xy=0.5, motor_strength=(0.8, 1.2), action_delay=(0, 2)),
+    randomization=dataclasses.replace(HARDWARE, push_vel_xy=0.5),
     min_base_height=0.6,
 )
 """The humanoid's env defaults (num_envs is the machine's: see ``flat_config``)."""

@@ -25,7 +25,7 @@ from envs.registry import TaskSpec
 from envs.robots.sides import check_declared
 from envs.robots.spec import RobotSpec
 from envs.tasks.locomotion import LocomotionEnv
-from envs.tasks.locomotion.config import CommandConfig, LocomotionEnvConfig, RewardScales
+from envs.tasks.locomotion.config import CommandConfig, LocomotionEnvConfig, RandomizationConfig, RewardScales
 from envs.terrain.config import HeightScanConfig, TerrainConfig
 from rl_core.config import EnvConfig, PolicyConfig, AlgorithmConfig, RunnerConfig, TrainConfig
 
@@ -92,6 +92,24 @@ def blind_config(env: Optional[LocomotionEnvConfig] = None, gpu: Optional[bool] 
 
 BLIND_MEMORY = 128
 """LSTM width of the blind task's policy."""
+
+
+HARDWARE = RandomizationConfig(motor_strength=(0.8, 1.2), action_delay=(0, 2))
+"""Domain randomization for a policy meant for a robot: the flat task's (friction, added mass, gain factor,
+pushes) plus each env's own motor strength (x0.8-1.2: stiffness, damping and torque limit together) and an action
+latency of 0-2 control steps (0-40 ms at 50 Hz), the rehearsal's changes a robot brings (docs/deploy.md)."""
+PROPRIO_ENV = LocomotionEnvConfig(policy_exclude=("base_lin_vel",), obs_history=5, randomization=HARDWARE)
+"""The flat task for a robot that supplies only its joint state and IMU (a Unitree low state): no base velocity in
+the policy's observation, which reads its last 5 observations instead (the critic keeps the velocity, noise-free),
+and the ``HARDWARE`` randomization."""
+
+
+def proprio_task(name: str, robot: RobotSpec, env: Optional[LocomotionEnvConfig] = None, description: str = "",
+                 defaults: Optional[TaskDefaults] = None) -> TaskSpec:
+    """The flat task for ``robot`` on ``env`` (default ``PROPRIO_ENV``): the flat learner settings (an MLP,
+    ``flat_config``), so the same budget as the flat task."""
+    return flat_task(name, robot, env or PROPRIO_ENV, description or f"{robot.name} on flat ground from its joint "
+                     "state and IMU alone", defaults)
 
 
 def blind_task(name: str, robot: RobotSpec, env: Optional[LocomotionEnvConfig] = None, description: str = "",
