@@ -21,8 +21,7 @@ from configs.locomotion import HARDWARE, flat_config, flat_task
 from configs.task_defaults import TaskDefaults, apply_defaults
 from envs.registry import register
 from envs.robots.humanoid import HUMANOID
-from envs.tasks.locomotion.config import (CommandConfig, LocomotionEnvConfig, RewardParams,
-                                          RewardScales)
+from envs.tasks.locomotion.config import CommandConfig, LocomotionEnvConfig, RewardParams, RewardScales
 from rl_core.config import TrainConfig
 
 HUMANOID_ENV = LocomotionEnvConfig(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from configs.locomotion import blind_task, flat_task, rough_task
+from configs.locomotion import blind_task, flat_task, proprio_task, rough_task
 from envs.registry import register
 from envs.robots.quadruped import QUADRUPED
 
@@ -27,3 +27,7 @@ register(rough_task("quadruped-rough", ROUGH_QUADRUPED,
 register(blind_task("quadruped-flat-blind", QUADRUPED,
                     description="quadruped-flat without the base linear velocity in the policy's observation, an "
                                 "LSTM policy (the critic keeps the velocity)"))
+register(proprio_task("quadruped-flat-proprio", QUADRUPED,
+                      description="quadruped-flat for a robot: the policy sees only what a robot's low state carries "
+                                  "(joint state, IMU; 5 frames of history, no base velocity), with motor strength "
+                                  "and latency randomized (docs/deploy.md)"))

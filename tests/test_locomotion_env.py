@@ -90,13 +90,14 @@ def rollout(env: LocomotionEnv, seed: int, actions: list[torch.Tensor]) -> list[
 
 
 def expected_obs_dims(env: LocomotionEnv) -> dict[str, int]:
-    """12 + 3 x joints values, plus the height scan when enabled, less the excluded terms for the policy; a separate
-    critic (privileged, or a policy with excluded terms) gets every term, and the privileged terms."""
+    """12 + 3 x joints values, plus the height scan when enabled, less the excluded terms for the policy, times the
+    frames of its observation history; a separate critic (privileged, or a policy with excluded terms) gets every
+    term of the current step, and the privileged terms."""
     scan, J = env.cfg.height_scan, env.num_joints
     sizes = dict(zip(TERM_NAMES[:7], (3, 3, 3, 3, J, J, J), strict=True))
     sizes |= {"height_scan": scan.num_points} if scan.enabled else {}
     full = sum(sizes.values())
-    policy = full - sum(sizes[name] for name in env.cfg.policy_exclude)
+    policy = env.cfg.obs_history * (full - sum(sizes[name] for name in env.cfg.policy_exclude))
     critic = full + (len(PRIVILEGED_TERMS) if env.cfg.privileged_critic else 0)
     separate = env.cfg.privileged_critic or bool(env.cfg.policy_exclude)
     return {"policy": policy, **({"critic": critic} if separate else {})}
@@ -203,7 +204,9 @@ def test_resets_randomize_model_parameters_within_ranges(env):
     kp = env.physics.model_field("actuator_gainprm")[:, :, 0]
     nominal = torch.tensor(env.model.actuator_gainprm[:, 0], dtype=torch.float32)
     assert torch.allclose(kp / nominal, kp[:, :1] / nominal[0])  # one scale per env
-    assert (kp >= nominal * rnd.gain_scale[0] - 1e-4).all() and (kp <= nominal * rnd.gain_scale[1] + 1e-4).all()
+    low = rnd.gain_scale[0] * rnd.motor_strength[0] * rnd.kp_scale[0]  # the factors on kp (each (1, 1) when off)
+    high = rnd.gain_scale[1] * rnd.motor_strength[1] * rnd.kp_scale[1]
+    assert (kp >= nominal * low - 1e-4).all() and (kp <= nominal * high + 1e-4).all()
 
 
 def test_state_dict_round_trip_continues_identically(env):
