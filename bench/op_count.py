@@ -48,7 +48,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--steps", type=int, default=4, help="env steps counted (one runner.collect of this length)")
     p.add_argument("--backend", default=None, help="physics backend (default: warp when installed, else native)")
     p.add_argument("--baseline", type=Path, default=BASELINE, help="stored counts to compare with")
-    p.add_argument("--write-baseline", action="store_true", help="write this run's counts to --baseline")
+    p.add_argument("--write-baseline", action="store_true", help="write this run's counts to --baseline (with --task: those rows only)")
     p.add_argument("--json", type=Path, help="also write this run's counts to this file")
     p.add_argument("--ops", action="store_true", help="print the op names of each phase")
     p.add_argument("--check", action="store_true", help="exit 1 when a total rose above the baseline")
@@ -216,6 +216,10 @@ def main(argv: list[str] | None = None) -> int:
         args.json.write_text(json.dumps(record, indent=1) + "\n")
     if args.write_baseline:
         kept = {k: {f: v for f, v in r.items() if f != "ops"} for k, r in results.items()}
+        if args.task:  # rows of the named tasks only: the others keep theirs, the meta says whose is whose
+            kept = {**base_tasks, **kept}
+            added = {**stored.get("meta", {}).get("rows_from", {}), **{t: meta["commit"] for t in args.task}}
+            meta = {**stored.get("meta", meta), "rows_from": added}
         args.baseline.write_text(json.dumps({"meta": meta, "tasks": kept}, indent=1) + "\n")
         print(f"baseline written: {args.baseline}")
     return 1 if args.check and risen else 0
