@@ -17,7 +17,7 @@ from deploy.simrobot import SimRobotConfig
 from contract.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[1]
-POLICY = ROOT / "docs" / "quadruped_policy.onnx"
+POLICY = ROOT / "tests" / "data" / "quadruped_policy_format1.onnx"
 SDK_ORDER = ("FL_calf_joint", "FL_hip_joint", "FL_thigh_joint", "FR_calf_joint", "FR_hip_joint", "FR_thigh_joint",
              "RL_calf_joint", "RL_hip_joint", "RL_thigh_joint", "RR_calf_joint", "RR_hip_joint", "RR_thigh_joint")
 """Alphabetical: not the policy's FR, FL, RR, RL order."""

@@ -1,5 +1,6 @@
 """The runtime's safety layer (watchdog, e-stop, limits), joints matched by name, and the metadata versions,
-on the repository's trained quadruped policy (docs/quadruped_policy.onnx, a legged-mjx-policy/1 file)."""
+on a trained quadruped policy (tests/data/quadruped_policy_format1.onnx, a legged-mjx-policy/1 file: the
+repository's shipped quadruped-flat policy until issue 40)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from deploy.runtime.safety import SafetyConfig
 from contract.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[1]
-POLICY = ROOT / "docs" / "quadruped_policy.onnx"
+POLICY = ROOT / "tests" / "data" / "quadruped_policy_format1.onnx"
 
 
 @pytest.fixture(scope="module")

@@ -72,3 +72,12 @@ def test_the_rehearsal_refuses_it_in_one_line_before_starting_the_robot():
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: rehearse: the policy of task 'humanoid-flat' observes "
                                                    "base_lin_vel"), lines
+
+
+def test_the_shipped_quadruped_policy_observes_only_what_a_low_state_carries():
+    """docs/quadruped_policy.onnx (quadruped-flat-proprio, issue 40) runs on a Unitree low state; the file shipped
+    before (it observes the base velocity) is refused there, naming the term."""
+    check(OnnxPolicy(ROOT / "docs" / "quadruped_policy.onnx").metadata, LOW_STATE)
+    old = OnnxPolicy(ROOT / "tests" / "data" / "quadruped_policy_format1.onnx").metadata
+    with pytest.raises(UserError, match="base_lin_vel"):
+        check(old, LOW_STATE)

@@ -18,7 +18,7 @@ pytest.importorskip("cyclonedds", reason="cyclonedds is not installed (pip insta
 from deploy.unitree.dds import free_domain, loopback_config  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-QUADRUPED = ROOT / "docs" / "quadruped_policy.onnx"
+QUADRUPED = ROOT / "tests" / "data" / "quadruped_policy_format1.onnx"
 HUMANOID = ROOT / "docs" / "humanoid_policy.onnx"
 RT = hasattr(os, "sched_setscheduler") and os.geteuid() == 0
 """Root may run the two processes under SCHED_FIFO, as a robot computer does (a loaded machine then still keeps

@@ -36,7 +36,7 @@ from contract.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[1]
 HUMANOID = ROOT / "docs" / "humanoid_policy.onnx"
-QUADRUPED = ROOT / "docs" / "quadruped_policy.onnx"
+QUADRUPED = ROOT / "tests" / "data" / "quadruped_policy_format1.onnx"
 
 SIZES = {("unitree_go", "LowCmd_"): 812, ("unitree_go", "LowState_"): 1180, ("unitree_hg", "LowCmd_"): 1004,
          ("unitree_hg", "LowState_"): 2092}
