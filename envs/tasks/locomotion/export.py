@@ -22,7 +22,7 @@ from envs.scenes.assemble import build
 from envs.tasks.locomotion.commands import COMMANDS
 from envs.tasks.locomotion.config import LocomotionEnvConfig
 from envs.tasks.observations import ObservationLayout
-from envs.tasks.scene_bytes import scene_bytes
+from envs.tasks.robot_metadata import robot_metadata
 from envs.terrain.generator import Terrain
 
 
@@ -33,27 +33,11 @@ def metadata(cfg: LocomotionEnvConfig, rb: ResolvedRobot, layout: ObservationLay
     scene = rb if cfg.collisions == "full" else build(rb.spec, "full", cfg.solver_iterations, cfg.ls_iterations,
                                                       terrain)
     return {
-        "robot": rb.spec.name,
-        "scene_mjb": scene_bytes(scene.model),
-        "base_joint": rb.base_joint,
+        **robot_metadata(rb, scene.model, layout, cfg.clip_actions, dt, cfg.decimation),
         "foot_names": list(rb.foot_names),
-        "obs_layout": [list(item) for item in layout.policy],
-        "obs_scales": layout.export_scales(),
-        "joint_names": list(rb.joint_names),
-        "default_joint_pos": list(rb.default_joint_pos),
-        "joint_pos_limits": [list(r) for r in rb.joint_range],
-        "action_scale": list(rb.action_scale),
-        "velocity_limits": [v if math.isfinite(v) else None for v in rb.velocity_limit],
         "held_joint_names": list(rb.held_joint_names),
         "held_joint_pos": list(rb.held_joint_pos),
         **held_servos(rb),
-        "action_clip": cfg.clip_actions,
-        "kp": list(rb.kp),
-        "kd": list(rb.kd),
-        "torque_limits": [None if math.isinf(x) else x for x in rb.effort_limit],
-        "control_dt": dt,
-        "sim_dt": rb.model.opt.timestep,
-        "decimation": cfg.decimation,
         "base_height": rb.spec.base_height,
         "episode_length_s": cfg.episode_length_s,
         "command_ranges": {name: list(getattr(cfg.commands, name)) for name in COMMANDS},

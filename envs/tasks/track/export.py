@@ -12,14 +12,13 @@ the start frame (the ``motion_phase`` term).
 from __future__ import annotations
 
 import base64
-import math
 import zlib
 from typing import Any
 
 from contract.motion import to_bytes
 from envs.robots.resolved import ResolvedRobot
 from envs.tasks.observations import ObservationLayout
-from envs.tasks.scene_bytes import scene_bytes
+from envs.tasks.robot_metadata import robot_metadata
 from envs.tasks.track.clips import Played
 from envs.tasks.track.config import TrackEnvConfig
 
@@ -38,23 +37,7 @@ def metadata(cfg: TrackEnvConfig, rb: ResolvedRobot, layout: ObservationLayout, 
     """The exported metadata of a tracking task (see the module docstring)."""
     return {
         "task_family": "track",
-        "robot": rb.spec.name,
-        "scene_mjb": scene_bytes(rb.model),
-        "base_joint": rb.base_joint,
-        "obs_layout": [list(item) for item in layout.policy],
-        "obs_scales": layout.export_scales(),
-        "joint_names": list(rb.joint_names),
-        "default_joint_pos": list(rb.default_joint_pos),
-        "joint_pos_limits": [list(r) for r in rb.joint_range],
-        "action_scale": list(rb.action_scale),
-        "velocity_limits": [v if math.isfinite(v) else None for v in rb.velocity_limit],
-        "action_clip": cfg.clip_actions,
-        "kp": list(rb.kp),
-        "kd": list(rb.kd),
-        "torque_limits": [None if math.isinf(x) else x for x in rb.effort_limit],
-        "control_dt": dt,
-        "sim_dt": rb.model.opt.timestep,
-        "decimation": cfg.decimation,
+        **robot_metadata(rb, rb.model, layout, cfg.clip_actions, dt, cfg.decimation),
         "episode_length_s": cfg.episode_length_s,
         "motion_clips": [clip_entry(p) for p in played],
         "motion": {"anchor_body": anchor, "future_frames": cfg.future_frames,
