@@ -48,7 +48,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--steps", type=int, default=4, help="env steps counted (one runner.collect of this length)")
     p.add_argument("--backend", default=None, help="physics backend (default: warp when installed, else native)")
     p.add_argument("--baseline", type=Path, default=BASELINE, help="stored counts to compare with")
-    p.add_argument("--write-baseline", action="store_true", help="write this run's counts to --baseline (with --task: those rows only)")
+    p.add_argument("--write-baseline", action="store_true",
+                   help="write this run's counts to --baseline (with --task: those rows only)")
     p.add_argument("--json", type=Path, help="also write this run's counts to this file")
     p.add_argument("--ops", action="store_true", help="print the op names of each phase")
     p.add_argument("--check", action="store_true", help="exit 1 when a total rose above the baseline")
@@ -56,13 +57,14 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
 
 
 def mujoco_tasks() -> list[str]:
-    """Every built-in task with a batched MuJoCo env (its env config has ``physics_threads``; robot files loaded in
-    this process left out)."""
+    """Every built-in task with a batched MuJoCo env (its env config has ``physics_threads``; robot files and
+    Menagerie robots loaded in this process left out)."""
     from configs.catalog import registered
     from envs.registry import is_file_task
 
     return [name for name, spec in registered().items()
-            if not is_file_task(name) and hasattr(spec.default_config().env, "physics_threads")]
+            if not is_file_task(name) and not name.startswith("menagerie:")
+            and hasattr(spec.default_config().env, "physics_threads")]
 
 
 def _build(name: str, args: argparse.Namespace) -> tuple[Any, Any, Any]:

@@ -30,8 +30,8 @@ def contacts(path: str, robot: Any, height: float) -> tuple[np.ndarray, float]:
     from envs.motion.keyframes import lowest_point
     from envs.motion.replay import replay
 
-    with open(path, "rb") as f:
-        clip = motion.from_bytes(f.read(), path)
+    with open(path, "rb") as fh:
+        clip = motion.from_bytes(fh.read(), path)
     ref = replay(robot.model, clip, (), path)
     data = mujoco.MjData(robot.model)
     out = np.zeros((clip.frames, robot.num_feet), dtype=bool)
