@@ -8,6 +8,7 @@ its name in ``TrackRewardScales`` (zero switches it off); ``TERMS.check`` makes 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import torch
 
@@ -34,39 +35,21 @@ TERMS = RewardTerms[Context]()
 """The tracking task's reward terms, in definition order."""
 
 
-@TERMS.add
-def anchor_pos(x: Context) -> torch.Tensor:
-    return torch.exp(-x.e.anchor_pos / x.sigma.anchor_pos)
+KERNEL_TERMS = ("anchor_pos", "anchor_ori", "body_pos", "body_ori", "body_lin_vel", "body_ang_vel", "joint_pos")
+"""The ``exp(-error / sigma)`` terms: each reads the error and the sigma of its own name."""
 
 
-@TERMS.add
-def anchor_ori(x: Context) -> torch.Tensor:
-    return torch.exp(-x.e.anchor_ori / x.sigma.anchor_ori)
+def _kernel(name: str) -> Callable[[Context], torch.Tensor]:
+    """The term ``name``: ``exp(-e.<name> / sigma.<name>)``."""
+    def term(x: Context) -> torch.Tensor:
+        return torch.exp(-getattr(x.e, name) / getattr(x.sigma, name))
+
+    term.__name__ = term.__qualname__ = name
+    return term
 
 
-@TERMS.add
-def body_pos(x: Context) -> torch.Tensor:
-    return torch.exp(-x.e.body_pos / x.sigma.body_pos)
-
-
-@TERMS.add
-def body_ori(x: Context) -> torch.Tensor:
-    return torch.exp(-x.e.body_ori / x.sigma.body_ori)
-
-
-@TERMS.add
-def body_lin_vel(x: Context) -> torch.Tensor:
-    return torch.exp(-x.e.body_lin_vel / x.sigma.body_lin_vel)
-
-
-@TERMS.add
-def body_ang_vel(x: Context) -> torch.Tensor:
-    return torch.exp(-x.e.body_ang_vel / x.sigma.body_ang_vel)
-
-
-@TERMS.add
-def joint_pos(x: Context) -> torch.Tensor:
-    return torch.exp(-x.e.joint_pos / x.sigma.joint_pos)
+for _name in KERNEL_TERMS:
+    TERMS.add(_kernel(_name))
 
 
 @TERMS.add
