@@ -7,8 +7,8 @@ its name in ``TrackRewardScales`` (zero switches it off); ``TERMS.check`` makes 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 
