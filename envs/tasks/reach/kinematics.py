@@ -14,6 +14,8 @@ import mujoco
 import numpy as np
 import torch
 
+from envs.motion.kinematics import axis_angle, cross_matrix
+
 
 @dataclass(frozen=True)
 class Link:
@@ -53,7 +55,7 @@ class SiteKinematics:
             j = int(model.body_jntadr[b])
             axis, anchor = (model.jnt_axis[j], model.jnt_pos[j]) if n else (np.zeros(3), np.zeros(3))
             self.links.append(Link(t(model.body_pos[b]), t(rot.reshape(3, 3)), int(model.jnt_qposadr[j]) if n else -1,
-                                   t(_cross(axis)), t(anchor)))
+                                   t(cross_matrix(axis)), t(anchor)))
         self.site_pos = t(model.site_pos[site_id])
 
     def __call__(self, qpos: torch.Tensor) -> torch.Tensor:
@@ -64,20 +66,7 @@ class SiteKinematics:
             pos = pos + rot @ link.pos
             rot = rot @ link.rot
             if link.qpos_adr >= 0:
-                turn = _axis_angle(link.axis, qpos[:, link.qpos_adr])
+                turn = axis_angle(link.axis, qpos[:, link.qpos_adr])
                 pos = pos + rot @ link.anchor - (rot @ turn) @ link.anchor
                 rot = rot @ turn
         return pos + rot @ self.site_pos
-
-
-def _cross(axis: np.ndarray) -> np.ndarray:
-    """The cross-product matrix of ``axis``."""
-    x, y, z = (float(v) for v in axis)
-    return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
-
-
-def _axis_angle(k: torch.Tensor, angle: torch.Tensor) -> torch.Tensor:
-    """Rotation matrices ``[N, 3, 3]`` about the unit axis of cross-product matrix ``k`` by ``angle`` ``[N]``
-    (Rodrigues)."""
-    s, c = torch.sin(angle).view(-1, 1, 1), torch.cos(angle).view(-1, 1, 1)
-    return torch.eye(3, device=angle.device) + s * k + (1.0 - c) * (k @ k)
