@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Reproduces docs/motion.md's numbers on a CPU machine, one job at a time (about 2 h on 2 cores, plus the
+# humanoid-flat policy's training when HUMANOID_FLAT is not given).
+#
+#   bash tools/experiments/motion_numbers.sh OUT [quad|track|all]
+#
+# quad:  quadruped-flat with the default command; four clips of its trot (play.py --record-motion); AMP from those
+#        clips without feet_air_time (300 iterations, then resumed to 600), and the same run without AMP;
+#        play.py (100 episodes) for each, and the gait of four 10 s walks at 0.6 m/s (seeds 1-4, pooled) against
+#        the reference clip's (tools/experiments/gait_match.py).
+# track: humanoid-track on the keyframe clip (its default) and on a 10 s walk with a turn recorded from
+#        humanoid-flat's policy (HUMANOID_FLAT=run folder or checkpoint; trained with the default command if unset);
+#        play.py (100 episodes from random start times), a video with the reference as a ghost, the ONNX export and
+#        sim2sim from the file alone, for the last checkpoint saved within 60 minutes of each command.
+set -euo pipefail
+OUT=$(realpath -m "${1:?usage: motion_numbers.sh OUT [quad|track|all]}")
+cd "$(dirname "$0")/../.."  # the repository root
+WHAT=${2:-all}
+PY=${PYTHON:-python}
+mkdir -p "$OUT/clips"
+
+train() {  # train RUN ARGS...: the default command plus ARGS, its wall time in RUN/wall_s
+    local run=$1; shift
+    local t0; t0=$(date +%s)
+    $PY train.py "$@" --run-dir "$OUT/$run" > "$OUT/$run.log" 2>&1
+    echo $(( $(date +%s) - t0 )) > "$OUT/$run/wall_s"
+}
+
+record() {  # record RUN VX VY YAW CLIP: a 10 s clip of RUN's policy holding one command
+    $PY play.py --checkpoint "$1" --episodes 1 --num-envs 1 --seed "${SEED:-12345}" --command "$2" "$3" "$4" \
+        --video-seconds 10 --record-motion "$5" > /dev/null
+}
+
+within_60_min() {  # the newest checkpoint of RUN written within 3600 s of its config.yaml (the command's start)
+    local run=$1 start last=""; start=$(stat -c %Y "$OUT/$run/config.yaml")
+    for f in $(ls "$OUT/$run"/checkpoints/model_*.pt | sort -t_ -k2 -n); do
+        [ $(( $(stat -c %Y "$f") - start )) -le 3600 ] && last=$f
+    done
+    echo "$last"
+}
+
+if [ "$WHAT" = quad ] || [ "$WHAT" = all ]; then
+    train qf-default --task quadruped-flat
+    record "$OUT/qf-default" 0.6 0 0 "$OUT/clips/trot_fwd.npz"
+    record "$OUT/qf-default" 0.4 0 0.8 "$OUT/clips/trot_left.npz"
+    record "$OUT/qf-default" 0.4 0 -0.8 "$OUT/clips/trot_right.npz"
+    record "$OUT/qf-default" -0.4 0 0 "$OUT/clips/trot_back.npz"
+    c=$OUT/clips
+    train qf-amp --task quadruped-flat algorithm.name=amp env.rewards.feet_air_time=0.0 \
+        "env.amp_clips=[$c/trot_fwd.npz,$c/trot_left.npz,$c/trot_right.npz,$c/trot_back.npz]"
+    $PY train.py --resume "$OUT/qf-amp" --max-iterations 600 > "$OUT/qf-amp-600.log" 2>&1  # 300 more
+    train qf-noair --task quadruped-flat env.rewards.feet_air_time=0.0
+    for run in qf-default qf-amp qf-noair; do
+        $PY play.py --checkpoint "$OUT/$run" --episodes 100 --json "$OUT/$run/eval.json" > "$OUT/$run/eval.log"
+        for seed in 1 2 3 4; do SEED=$seed record "$OUT/$run" 0.6 0 0 "$OUT/$run/fwd_s$seed.npz"; done
+        $PY -m tools.experiments.gait_match --reference "$c/trot_fwd.npz" --clip "$OUT/$run"/fwd_s[1-4].npz \
+            --json "$OUT/$run/gait.json" > /dev/null
+    done
+fi
+
+if [ "$WHAT" = track ] || [ "$WHAT" = all ]; then
+    flat=${HUMANOID_FLAT:-}
+    if [ -z "$flat" ]; then train humanoid-flat --task humanoid-flat; flat=$OUT/humanoid-flat; fi
+    record "$flat" 0.6 0 0.3 "$OUT/clips/walk_turn.npz"
+    train track-squat --task humanoid-track
+    train track-walk --task humanoid-track "env.clips=[$OUT/clips/walk_turn.npz]"
+    for run in track-squat track-walk; do
+        ckpt=$(within_60_min "$run")
+        $PY play.py --checkpoint "$ckpt" --episodes 100 --json "$OUT/$run/eval.json" --video "$OUT/$run/ghost.mp4" \
+            --export-onnx "$OUT/$run/policy.onnx" --sim2sim "$OUT/$run/policy.onnx" > "$OUT/$run/eval.log"
+    done
+fi
+echo "done: $OUT"
