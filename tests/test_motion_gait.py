@@ -1,9 +1,9 @@
-"""tools/experiments/gait_match: duty factors and phases from contact signals, pooled over clips."""
+"""envs/motion/gait (tools/experiments/gait_match): duty factors and phases from contact signals, pooled over clips."""
 
 import numpy as np
 import pytest
 
-from tools.experiments.gait_match import compare, gait
+from envs.motion.gait import compare, gait
 
 FEET = ("FR", "FL", "RR", "RL")
 
