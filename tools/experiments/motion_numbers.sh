@@ -4,8 +4,8 @@
 #
 #   bash tools/experiments/motion_numbers.sh OUT [quad|track|all]
 #
-# quad:  quadruped-flat with the default command; four clips of its trot (play.py --record-motion); AMP from those
-#        clips without feet_air_time (300 iterations, then resumed to 600), and the same run without AMP;
+# quad:  quadruped-flat with the default command; eight clips of its trot (play.py --record-motion); AMP from those
+#        clips without feet_air_time (600 iterations), and the same run without AMP (300, the default);
 #        play.py (100 episodes) for each, and the gait of four 10 s walks at 0.6 m/s (seeds 1-4, pooled) against
 #        the reference clip's (tools/experiments/gait_match.py).
 # track: humanoid-track on the keyframe clip (its default) and on a 10 s walk with a turn recorded from
@@ -33,7 +33,7 @@ record() {  # record RUN VX VY YAW CLIP: a 10 s clip of RUN's policy holding one
 
 within_60_min() {  # the newest checkpoint of RUN written within 3600 s of its config.yaml (the command's start)
     local run=$1 start last=""; start=$(stat -c %Y "$OUT/$run/config.yaml")
-    for f in $(ls "$OUT/$run"/checkpoints/model_*.pt | sort -t_ -k2 -n); do
+    for f in $(ls "$OUT/$run"/checkpoints/model_*.pt | sort -V); do
         [ $(( $(stat -c %Y "$f") - start )) -le 3600 ] && last=$f
     done
     echo "$last"
@@ -41,20 +41,23 @@ within_60_min() {  # the newest checkpoint of RUN written within 3600 s of its c
 
 if [ "$WHAT" = quad ] || [ "$WHAT" = all ]; then
     train qf-default --task quadruped-flat
-    record "$OUT/qf-default" 0.6 0 0 "$OUT/clips/trot_fwd.npz"
-    record "$OUT/qf-default" 0.4 0 0.8 "$OUT/clips/trot_left.npz"
-    record "$OUT/qf-default" 0.4 0 -0.8 "$OUT/clips/trot_right.npz"
-    record "$OUT/qf-default" -0.4 0 0 "$OUT/clips/trot_back.npz"
     c=$OUT/clips
-    train qf-amp --task quadruped-flat algorithm.name=amp env.rewards.feet_air_time=0.0 \
-        "env.amp_clips=[$c/trot_fwd.npz,$c/trot_left.npz,$c/trot_right.npz,$c/trot_back.npz]"
-    $PY train.py --resume "$OUT/qf-amp" --max-iterations 600 > "$OUT/qf-amp-600.log" 2>&1  # 300 more
+    clips=""
+    for take in "0.6 0 0 trot_fwd" "0.4 0 0.8 trot_left" "0.4 0 -0.8 trot_right" "-0.4 0 0 trot_back" \
+                "0 0.4 0 trot_side_left" "0 -0.4 0 trot_side_right" "0.9 0 0 trot_fast" "-0.8 0 0 trot_fast_back"; do
+        set -- $take
+        record "$OUT/qf-default" "$1" "$2" "$3" "$c/$4.npz"
+        clips=${clips:+$clips,}$c/$4.npz
+    done
+    train qf-amp --task quadruped-flat algorithm.name=amp env.rewards.feet_air_time=0.0 --max-iterations 600 \
+        "env.amp_clips=[$clips]"
     train qf-noair --task quadruped-flat env.rewards.feet_air_time=0.0
-    for run in qf-default qf-amp qf-noair; do
-        $PY play.py --checkpoint "$OUT/$run" --episodes 100 --json "$OUT/$run/eval.json" > "$OUT/$run/eval.log"
-        for seed in 1 2 3 4; do SEED=$seed record "$OUT/$run" 0.6 0 0 "$OUT/$run/fwd_s$seed.npz"; done
-        $PY -m tools.experiments.gait_match --reference "$c/trot_fwd.npz" --clip "$OUT/$run"/fwd_s[1-4].npz \
-            --json "$OUT/$run/gait.json" > /dev/null
+    for ckpt in qf-default qf-amp qf-amp/checkpoints/model_300.pt qf-noair; do
+        tag=$(echo "$ckpt" | tr / _)
+        $PY play.py --checkpoint "$OUT/$ckpt" --episodes 100 --json "$OUT/eval_$tag.json" > "$OUT/eval_$tag.log"
+        for seed in 1 2 3 4; do SEED=$seed record "$OUT/$ckpt" 0.6 0 0 "$OUT/fwd_${tag}_s$seed.npz"; done
+        $PY -m tools.experiments.gait_match --reference "$c/trot_fwd.npz" --clip "$OUT/fwd_${tag}"_s[1-4].npz \
+            --json "$OUT/gait_$tag.json" > /dev/null
     done
 fi
 
