@@ -32,6 +32,7 @@ record() {  # record RUN VX VY YAW CLIP: a 10 s clip of RUN's policy holding one
 }
 
 within_60_min() {  # the newest checkpoint of RUN written within 3600 s of its config.yaml (the command's start)
+    [ -f "$OUT/$1" ] && { echo "$OUT/$1"; return; }  # a checkpoint named as it is
     local run=$1 start last=""; start=$(stat -c %Y "$OUT/$run/config.yaml")
     for f in $(ls "$OUT/$run"/checkpoints/model_*.pt | sort -V); do
         [ $(( $(stat -c %Y "$f") - start )) -le 3600 ] && last=$f
@@ -67,10 +68,11 @@ if [ "$WHAT" = track ] || [ "$WHAT" = all ]; then
     record "$flat" 0.6 0 0.3 "$OUT/clips/walk_turn.npz"
     train track-squat --task humanoid-track
     train track-walk --task humanoid-track "env.clips=[$OUT/clips/walk_turn.npz]"
-    for run in track-squat track-walk; do
+    for run in track-squat track-walk track-squat/checkpoints/model_300.pt; do
         ckpt=$(within_60_min "$run")
-        $PY play.py --checkpoint "$ckpt" --episodes 100 --json "$OUT/$run/eval.json" --video "$OUT/$run/ghost.mp4" \
-            --export-onnx "$OUT/$run/policy.onnx" --sim2sim "$OUT/$run/policy.onnx" > "$OUT/$run/eval.log"
+        tag=$(echo "$run" | tr / _)
+        $PY play.py --checkpoint "$ckpt" --episodes 100 --json "$OUT/eval_$tag.json" --video "$OUT/ghost_$tag.mp4" \
+            --export-onnx "$OUT/policy_$tag.onnx" --sim2sim "$OUT/policy_$tag.onnx" > "$OUT/eval_$tag.log"
     done
 fi
 echo "done: $OUT"
