@@ -16,6 +16,7 @@ from contract import motion
 from contract.errors import ConfigError, UserError
 from envs.motion.keyframes import Key, Keyframes, make_clip
 from envs.motion.robot import build_tracking
+from envs.robots.humanoid import HUMANOID
 from envs.robots.quadruped import QUADRUPED
 from envs.tasks.locomotion import LocomotionEnv
 from rl_core import checkpoint as ckpt
@@ -92,6 +93,24 @@ def test_the_env_judges_its_states_and_the_clips_frames_alike(clip_path):
     assert torch.allclose(base_height, qpos[:, 2]) and (feet[:, :, 2] < -0.2).all()  # feet below the base
     _, _, _, _, info = env.step(torch.zeros(2, 12))
     assert info["amp_obs"].shape == (2, env.amp_obs_dim) and torch.isfinite(info["amp_obs"]).all()
+
+
+def test_a_biped_with_held_arms_is_judged_on_its_trained_joints_and_two_feet(tmp_path):
+    """humanoid-flat's AMP (docs/motion.md): a clip of every joint, the arms included, is judged on the 12 leg
+    joints the policy drives, the base and the two feet; the reference transitions are the clip's frames."""
+    squat = ((".*_knee_joint", 1.0), (".*_hip_pitch_joint", -0.5), (".*_shoulder_pitch_joint", -0.8))
+    clip = make_clip(Keyframes("squat", (Key(0.0), Key(0.5, squat), Key(1.0))), build_tracking(HUMANOID))
+    path = str(motion.save(clip, tmp_path / "squat.npz"))
+    cfg = get_task("humanoid-flat").default_config().env
+    env = LocomotionEnv(dataclasses.replace(cfg, num_envs=2, backend="native", amp_clips=(path,)), HUMANOID)
+    assert env.amp_obs_dim == 2 * 12 + 10 + 3 * 2
+    env.reset(seed=0)
+    s, s_next = env.amp_reference(64, torch.Generator().manual_seed(0))
+    assert s.shape == s_next.shape == (64, env.amp_obs_dim) and torch.isfinite(s).all()
+    knees = [env.robot.joint_names.index(n) for n in ("left_knee_joint", "right_knee_joint")]
+    assert s[:, knees].max() > 0.5  # the squat's knees (minus the default 0.3), not the arms' angles
+    _, _, _, _, info = env.step(torch.zeros(2, 12))
+    assert info["amp_obs"].shape == (2, env.amp_obs_dim)
 
 
 def test_amp_without_clips_or_with_bad_settings_is_one_line():

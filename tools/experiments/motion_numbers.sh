@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Reproduces docs/motion.md's numbers on a CPU machine, one job at a time (about 2 h on 2 cores, plus the
+# Reproduces docs/motion.md's numbers on a CPU machine, one job at a time (about 3.5 h on 2 cores, plus the
 # humanoid-flat policy's training when HUMANOID_FLAT is not given).
 #
-#   bash tools/experiments/motion_numbers.sh OUT [quad|track|all]
+#   bash tools/experiments/motion_numbers.sh OUT [quad|track|hamp|all]
 #
 # quad:  quadruped-flat with the default command; eight clips of its trot (play.py --record-motion); AMP from those
 #        clips without feet_air_time (600 iterations), and the same run without AMP (300, the default);
@@ -12,8 +12,12 @@
 #        humanoid-flat's policy (HUMANOID_FLAT=run folder or checkpoint; trained with the default command if unset);
 #        play.py (100 episodes from random start times), a video with the reference as a ghost, the ONNX export and
 #        sim2sim from the file alone, for the last checkpoint saved within 60 minutes of each command.
+# hamp:  humanoid-flat with AMP from nine 10 s clips of humanoid-flat's policy (HUMANOID_FLAT as for track): the
+#        walk with a turn and eight more commands across humanoid-flat's ranges; play.py (100 episodes), the ONNX
+#        export and sim2sim; the gait of four walks with a turn (seeds 1-4) of it and of the source policy against
+#        the walk_turn clip's.
 set -euo pipefail
-OUT=$(realpath -m "${1:?usage: motion_numbers.sh OUT [quad|track|all]}")
+OUT=$(realpath -m "${1:?usage: motion_numbers.sh OUT [quad|track|hamp|all]}")
 cd "$(dirname "$0")/../.."  # the repository root
 WHAT=${2:-all}
 PY=${PYTHON:-python}
@@ -62,9 +66,14 @@ if [ "$WHAT" = quad ] || [ "$WHAT" = all ]; then
     done
 fi
 
+humanoid_flat() {  # the humanoid-flat policy the clips are recorded from: HUMANOID_FLAT, else trained once here
+    if [ -n "${HUMANOID_FLAT:-}" ]; then echo "$HUMANOID_FLAT"; return; fi
+    [ -d "$OUT/humanoid-flat/checkpoints" ] || train humanoid-flat --task humanoid-flat
+    echo "$OUT/humanoid-flat"
+}
+
 if [ "$WHAT" = track ] || [ "$WHAT" = all ]; then
-    flat=${HUMANOID_FLAT:-}
-    if [ -z "$flat" ]; then train humanoid-flat --task humanoid-flat; flat=$OUT/humanoid-flat; fi
+    flat=$(humanoid_flat)
     record "$flat" 0.6 0 0.3 "$OUT/clips/walk_turn.npz"
     train track-squat --task humanoid-track
     train track-walk --task humanoid-track "env.clips=[$OUT/clips/walk_turn.npz]"
@@ -73,6 +82,26 @@ if [ "$WHAT" = track ] || [ "$WHAT" = all ]; then
         tag=$(echo "$run" | tr / _)
         $PY play.py --checkpoint "$ckpt" --episodes 100 --json "$OUT/eval_$tag.json" --video "$OUT/ghost_$tag.mp4" \
             --export-onnx "$OUT/policy_$tag.onnx" --sim2sim "$OUT/policy_$tag.onnx" > "$OUT/eval_$tag.log"
+    done
+fi
+if [ "$WHAT" = hamp ] || [ "$WHAT" = all ]; then
+    flat=$(humanoid_flat)
+    clips=""
+    for take in "0.6 0 0.3 walk_turn" "0.6 0 -0.3 walk_turn_right" "1.0 0 0 walk_fast" "-0.4 0 0 walk_back" \
+                "0 0.3 0 walk_side_left" "0 -0.3 0 walk_side_right" "0.2 0 0.8 turn_left" "0.2 0 -0.8 turn_right" \
+                "0 0 0 stand"; do
+        set -- $take
+        [ -f "$OUT/clips/$4.npz" ] || record "$flat" "$1" "$2" "$3" "$OUT/clips/$4.npz"
+        clips=${clips:+$clips,}$OUT/clips/$4.npz
+    done
+    train hf-amp --task humanoid-flat algorithm.name=amp "env.amp_clips=[$clips]"
+    $PY play.py --checkpoint "$OUT/hf-amp" --episodes 100 --json "$OUT/eval_hf-amp.json" \
+        --export-onnx "$OUT/policy_hf-amp.onnx" --sim2sim "$OUT/policy_hf-amp.onnx" > "$OUT/eval_hf-amp.log"
+    for run in hf-amp humanoid-flat; do  # the gait at the walk-with-a-turn command against that clip's
+        ckpt=$OUT/hf-amp; [ "$run" = humanoid-flat ] && ckpt=$flat
+        for seed in 1 2 3 4; do SEED=$seed record "$ckpt" 0.6 0 0.3 "$OUT/wt_${run}_s$seed.npz"; done
+        $PY -m tools.experiments.gait_match --robot humanoid --reference "$OUT/clips/walk_turn.npz" \
+            --clip "$OUT/wt_${run}"_s[1-4].npz --json "$OUT/gait_$run.json" > /dev/null
     done
 fi
 echo "done: $OUT"
