@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reproduces docs/motion.md's numbers on a CPU machine, one job at a time (about 3.5 h on 2 cores, plus the
+# Reproduces docs/motion.md's numbers on a CPU machine, one job at a time (about 4.5 h on 2 cores, plus the
 # humanoid-flat policy's training when HUMANOID_FLAT is not given).
 #
 #   bash tools/experiments/motion_numbers.sh OUT [quad|track|hamp|all]
@@ -13,9 +13,9 @@
 #        play.py (100 episodes from random start times), a video with the reference as a ghost, the ONNX export and
 #        sim2sim from the file alone, for the last checkpoint saved within 60 minutes of each command.
 # hamp:  humanoid-flat with AMP from nine 10 s clips of humanoid-flat's policy (HUMANOID_FLAT as for track): the
-#        walk with a turn and eight more commands across humanoid-flat's ranges; play.py (100 episodes), the ONNX
-#        export and sim2sim; the gait of four walks with a turn (seeds 1-4) of it and of the source policy against
-#        the walk_turn clip's.
+#        walk with a turn and eight more commands across humanoid-flat's ranges, and from the walk with a turn
+#        alone; play.py (100 episodes), the ONNX export and sim2sim of each; the gait of four walks with a turn
+#        (seeds 1-4) of each and of the source policy against the walk_turn clip's.
 set -euo pipefail
 OUT=$(realpath -m "${1:?usage: motion_numbers.sh OUT [quad|track|hamp|all]}")
 cd "$(dirname "$0")/../.."  # the repository root
@@ -95,10 +95,13 @@ if [ "$WHAT" = hamp ] || [ "$WHAT" = all ]; then
         clips=${clips:+$clips,}$OUT/clips/$4.npz
     done
     train hf-amp --task humanoid-flat algorithm.name=amp "env.amp_clips=[$clips]"
-    $PY play.py --checkpoint "$OUT/hf-amp" --episodes 100 --json "$OUT/eval_hf-amp.json" \
-        --export-onnx "$OUT/policy_hf-amp.onnx" --sim2sim "$OUT/policy_hf-amp.onnx" > "$OUT/eval_hf-amp.log"
-    for run in hf-amp humanoid-flat; do  # the gait at the walk-with-a-turn command against that clip's
-        ckpt=$OUT/hf-amp; [ "$run" = humanoid-flat ] && ckpt=$flat
+    train hf-amp1 --task humanoid-flat algorithm.name=amp "env.amp_clips=[$OUT/clips/walk_turn.npz]"
+    for run in hf-amp hf-amp1; do
+        $PY play.py --checkpoint "$OUT/$run" --episodes 100 --json "$OUT/eval_$run.json" \
+            --export-onnx "$OUT/policy_$run.onnx" --sim2sim "$OUT/policy_$run.onnx" > "$OUT/eval_$run.log"
+    done
+    for run in hf-amp hf-amp1 humanoid-flat; do  # the gait at the walk-with-a-turn command against that clip's
+        ckpt=$OUT/$run; [ "$run" = humanoid-flat ] && ckpt=$flat
         for seed in 1 2 3 4; do SEED=$seed record "$ckpt" 0.6 0 0.3 "$OUT/wt_${run}_s$seed.npz"; done
         $PY -m tools.experiments.gait_match --robot humanoid --reference "$OUT/clips/walk_turn.npz" \
             --clip "$OUT/wt_${run}"_s[1-4].npz --json "$OUT/gait_$run.json" > /dev/null
