@@ -1,6 +1,6 @@
 """Menagerie-style robot files served by name (issue 37): a folder laid out as the ``mujoco-menagerie`` package
 resolves it under ``MENAGERIE_ROOT`` (``<root>/<registered name>/<entry point's file>``), written by the tests. No
-third-party file: the models are this repo's examples (``examples/go_like``, ``examples/h1_like``) and an
+third-party file: the models are this repo's examples (``examples/go_like``, ``examples/h1_like``, ``examples/g1_like``) and an
 ANYbotics-style quadruped derived from ``examples/anymal_like`` as ANYmal C's file comes (position servos without
 ``kv``, soft foot spheres that need the file's elliptic cone and impratio 100).
 """
@@ -17,6 +17,12 @@ def go2_xml() -> str:
     """A Unitree-style quadruped (named foot spheres, motor actuators, elliptic cone with impratio 100, soft feet):
     ``examples/go_like/go_like.xml``."""
     return (EXAMPLES / "go_like" / "go_like.xml").read_text()
+
+
+def g1_xml() -> str:
+    """A 29-joint humanoid of the G1 kind written as mjlab's G1 file comes (no actuators, no keyframe, three named
+    capsules per foot, armature and ``actuatorfrcrange`` per joint by motor size): ``examples/g1_like/g1_like.xml``."""
+    return (EXAMPLES / "g1_like" / "g1_like.xml").read_text()
 
 
 def h1_xml() -> str:
@@ -55,6 +61,7 @@ SERVED = {
     ("unitree_go2", "go2_mjx.xml"): go2_xml,
     ("anybotics_anymal_c", "anymal_c.xml"): anymal_c_xml,
     ("unitree_h1", "h1.xml"): h1_xml,
+    ("unitree_g1", "g1_mjlab.xml"): g1_xml,
 }
 """(registered name, entry point's file) -> its text."""
 
