@@ -131,6 +131,11 @@ class PPO(Algorithm):
         if cfg.normalize_rewards:
             self.reward_normalizer = ReturnNormalizer(num_envs, cfg.gamma, device)
 
+    @property
+    def graphed_update(self) -> GraphedMinibatch | None:
+        """The minibatch update replayed as a CUDA graph (``graph`` is None until its capture), or None: eager."""
+        return self._graphed
+
     @classmethod
     def build(cls, policy: ActorCritic, cfg: TrainConfig, env: VecEnv, generator: torch.Generator,
               prepared: dict[str, Any] | None) -> PPO:

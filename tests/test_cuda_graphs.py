@@ -104,7 +104,7 @@ def test_graphed_ppo_update_matches_the_eager_update(symmetry: bool):
                            mirrors=Mirrors(mirror(48), mirror(12)) if symmetry else None)
 
     (pa, alg_a), (pb, alg_b) = build(True), build(False)
-    assert alg_a._graphed is not None and alg_b._graphed is None
+    assert alg_a.graphed_update is not None and alg_b.graphed_update is None
     storage = RolloutStorage(24, 256, torch.device("cuda"))
     for it in range(3):  # iteration 1 warms up, 2 captures, 3 replays
         gen = torch.Generator(device="cuda").manual_seed(100 + it)
@@ -130,7 +130,7 @@ def test_graphed_ppo_update_matches_the_eager_update(symmetry: bool):
         for x, y in zip(pa.parameters(), pb.parameters(), strict=True):
             torch.testing.assert_close(x, y, atol=1e-5, rtol=1e-4)
         storage.clear()
-    assert alg_a._graphed.graph is not None
+    assert alg_a.graphed_update is not None and alg_a.graphed_update.graph is not None
 
 
 def test_runner_trains_on_the_warp_backend_with_graphs(tmp_path):
@@ -139,6 +139,7 @@ def test_runner_trains_on_the_warp_backend_with_graphs(tmp_path):
     from configs.catalog import get_task
     from envs.robots.quadruped import QUADRUPED
     from envs.tasks.locomotion import LocomotionEnv
+    from rl_core.ppo import PPO
     from rl_core.runner import OnPolicyRunner
 
     cfg = get_task("quadruped-flat").default_config()
@@ -147,7 +148,8 @@ def test_runner_trains_on_the_warp_backend_with_graphs(tmp_path):
     env = LocomotionEnv(cfg.env, QUADRUPED, "cuda")
     runner = OnPolicyRunner(env, cfg, task="quadruped-flat", run_dir=tmp_path, quiet=True)
     summary = runner.learn()
-    assert summary["iterations"] == 4 and runner.alg._graphed is not None and runner.alg._graphed.graph is not None
+    assert summary["iterations"] == 4 and isinstance(runner.alg, PPO)
+    assert runner.alg.graphed_update is not None and runner.alg.graphed_update.graph is not None
     assert env.graphed is not None and env.graphed.captures == 1
     assert all(torch.isfinite(p).all() for p in runner.policy.parameters())
     assert (tmp_path / "checkpoints" / "model_4.pt").exists()

@@ -68,6 +68,6 @@ def test_the_graphed_update_replays_the_eager_update(symmetry: bool, monkeypatch
             assert torch.equal(out_a[k], out_b[k]), (it, k)
         for x, y in zip(pa.parameters(), pb.parameters(), strict=True):
             assert torch.equal(x, y), it
-    assert graphed._graphed is not None and graphed._graphed.graph is not None
-    replays = graphed._graphed.graph.replays  # type: ignore[attr-defined]  # the stand-in counts them
+    assert graphed.graphed_update is not None and graphed.graphed_update.graph is not None
+    replays = graphed.graphed_update.graph.replays  # type: ignore[attr-defined]  # the stand-in counts them
     assert replays == 2 * 2 * 4  # iterations 2 and 3, every minibatch of every epoch
