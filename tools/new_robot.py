@@ -55,12 +55,14 @@ def _run(args: argparse.Namespace) -> int:
     if menagerie and not menagerie[1]:
         mjcf = mjcf.replace(', ""', "")
     text = source(d, args.source, mjcf)
+    guessed = f"; GUESSED: {'; '.join(d.guesses)}" if d.guesses else "; nothing guessed"
     if args.out is None:
         print(text, end="")
+        print(f"drafted: {d.kind}, {len(d.spec.joints)} trained{guessed}", file=sys.stderr)
         return 0
     write_atomic(args.out, text)
     print(f"wrote {args.out}: {d.kind}, {len(d.spec.joints)} trained, "
-          f"{sum(1 for _ in d.spec.held)} held groups, {len(d.mirror_pairs)} mirror pairs; next: "
+          f"{sum(1 for _ in d.spec.held)} held groups, {len(d.mirror_pairs)} mirror pairs{guessed}; next: "
           f"python -m tools.check_robot {args.out}:flat --fix --write")
     return 0
 

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import mujoco
-import numpy as np
 
 from envs.robots.draft_gains import DraftGroup, draft_groups
+from envs.robots.draft_pose import bent_legs, knee_angle, lowest_point
 from envs.robots.patterns import covering_regex
 from envs.robots.sides import has_twins, twins
 from envs.robots.spec import FootGeom, HeldJoints, RobotSpec, SimOverrides, WeldedJoints
@@ -61,7 +61,10 @@ class Draft:
     """A biped's size-dependent task settings (``RewardParams`` fields and ``min_base_height``), scaled from the
     built-in humanoid's by its standing height."""
     keyframe: str = ""
-    """The keyframe the pose came from ("" for the reference pose)."""
+    """The keyframe the pose came from ("" for a drafted bent-knee pose)."""
+    guesses: tuple[str, ...] = ()
+    """What the file did not say and the draft guessed (no keyframe, missing actuators, effort limits), one short
+    phrase each: the summary line and the drafted file's docstring list them."""
 
 
 @dataclass(frozen=True)
@@ -105,12 +108,8 @@ def _colliding(f: _Model) -> list[int]:
 
 
 def _bottom(f: _Model, g: int) -> float:
-    """The lowest world z of geom ``g``'s bounding box at the standing pose."""
-    m, d = f.model, f.data
-    signs = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], dtype=float)
-    local = m.geom_aabb[g, :3] + signs * m.geom_aabb[g, 3:]
-    world = local @ d.geom_xmat[g].reshape(3, 3).T + d.geom_xpos[g]
-    return float(world[:, 2].min())
+    """The lowest world z of geom ``g`` at the standing pose (its lowest point, not its bounding box's)."""
+    return lowest_point(f.model, f.data, g)
 
 
 def _base(f: _Model) -> int:
@@ -270,6 +269,11 @@ def draft(path: Path, name: str) -> Draft:
                         "stand on (is the standing keyframe missing?)")
     foot_fields, foot_note = _foot_entries(f, feet, lowest)
     trained, held, welded = _split_joints(f, base, feet)
+    kind = {4: "quadruped", 2: "biped"}.get(len(feet), "legged")
+    if not f.keyframe:
+        for j, angle in bent_legs(m, f.data, [_chain(f, base, foot) for foot in feet], kind).items():
+            f.data.qpos[m.jnt_qposadr[j]] = angle
+        mujoco.mj_forward(m, f.data)
     pose = _pose(f, trained + held + welded)
     named = [j for j in f.joints if j]
     low = min(_bottom(f, g) for g in _foot_geom_ids(f, feet, lowest, foot_fields))
@@ -287,26 +291,42 @@ def draft(path: Path, name: str) -> Draft:
         penalized_contacts=tuple(covering_regex(penalized, f.bodies) for _ in [0] if penalized),
         held=tuple(HeldJoints(rx, v) for rx, v in _grouped(held, pose, named)),
         welded=tuple(WeldedJoints(rx, v) for rx, v in _grouped(welded, pose, named)), sim=sim, **foot_fields)
-    kind = {4: "quadruped", 2: "biped"}.get(len(feet), "legged")
-    notes = _notes(f, path, foot_note, len(trained), held, welded, standing, sim, m)
+    notes = _notes(f, path, foot_note, len(trained), held, welded, standing, sim, m, kind)
     return Draft(spec, kind, notes, groups, pairs if has_twins(trained) else (),
-                 _biped_env(trained, standing) if kind == "biped" else {}, f.keyframe)
+                 _biped_env(trained, standing) if kind == "biped" else {}, f.keyframe,
+                 _guesses(f, kind, groups))
+
+
+def _guesses(f: _Model, kind: str, groups: tuple[DraftGroup, ...]) -> tuple[str, ...]:
+    """What the draft guessed, for the summary line (short phrases)."""
+    out = [] if f.keyframe else [f"no keyframe: knees bent {knee_angle(kind):.2f} rad (a pose to review)"]
+    if not f.model.nu:
+        out.append("no actuators in the file: kp, kd by rule from each joint's effort limit")
+    for word in ("missing actuator", "effort limit guessed"):
+        hit = [g.group.joints for g in groups if word in g.note]
+        if hit:
+            out.append(f"{word} on {', '.join(hit)}"[:110])
+    return tuple(out)
 
 
 def _notes(f: _Model, path: Path, foot_note: str, n_trained: int, held: list[str], welded: list[str],
-           standing: float, sim: SimOverrides, m: mujoco.MjModel) -> dict[str, str]:
-    pose = f"the file's keyframe {f.keyframe!r}" if f.keyframe else "the file's reference pose (it has no keyframe)"
+           standing: float, sim: SimOverrides, m: mujoco.MjModel, kind: str) -> dict[str, str]:
+    pose = f"the file's keyframe {f.keyframe!r}" if f.keyframe else (
+        f"GUESSED: the file has no keyframe; knees bent {knee_angle(kind):.2f} rad, the hinges above and below "
+        "them by minus half (feet under the hips); review it or add a keyframe to the file")
+    at = f"the file's keyframe {f.keyframe!r}" if f.keyframe else "the drafted pose (the file has no keyframe)"
     file_step = f"the file's {m.opt.timestep:g} s" if sim.timestep else "the file's"
     return {
         "base_body": "the body with the free joint",
         "joints": f"the {n_trained} joints on the chains from the base to the feet (legs), file order",
         "default_pose": f"{pose}",
-        "actuators": "per group of joints with the same gains, effort limit and armature in the file",
-        "base_height": f"standing height at {pose} ({standing:.3f} m) + {DROP} m: a short drop onto the feet",
+        "actuators": "drafted per group of joints with the same values; each group says where they came from",
+        "base_height": f"standing height at {at} ({standing:.3f} m, from the feet's lowest points) + {DROP} m: a "
+                       "short drop onto the feet",
         "action_scale": f"legged_gym's {ACTION_SCALE} rad per unit of action",
         "feet": foot_note,
-        "held": (f"{len(held)} joints off the legs, held by servos at {pose}" if held else ""),
-        "welded": (f"{len(welded)} hand / wrist / finger joints, welded at {pose}" if welded else ""),
+        "held": (f"{len(held)} joints off the legs, held by servos at {at}" if held else ""),
+        "welded": (f"{len(welded)} hand / wrist / finger joints, welded at {at}" if welded else ""),
         "termination_contacts": "the base and the bodies off the legs with collision geoms",
         "penalized_contacts": "the legs' bodies with collision geoms (the feet's own geoms excepted)",
         "sim": (f"the task's {TIMESTEP} s steps (50 Hz control; {file_step})" if sim.timestep else "the file's steps")

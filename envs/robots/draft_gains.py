@@ -10,8 +10,10 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import mujoco
+import numpy as np
 
 from envs.robots.patterns import covering_regex
+from envs.robots.sides import twins
 from envs.robots.spec import ActuatorGroup
 
 KP_PER_EFFORT = 1.0
@@ -23,13 +25,20 @@ ARMATURE = 0.01
 """Armature (kg m^2) drafted for joints the file gives none (training frameworks add the motor's reflected inertia;
 without any, a light limb under a stiff servo diverges)."""
 MASS_LEVER = 0.1
-"""Without any actuator or force range in the file, the effort limit is guessed as the robot's weight times this
-lever (m)."""
+"""Without any actuator, force range or armature in the file, a leg joint's effort limit is guessed as the robot's
+weight times this lever (m); a joint off the legs's as twice the weight of what it moves times its lever."""
+EFFORT_PER_ARMATURE = (3630.0, 0.885)
+"""Without an actuator or force range but with the file's armature J (kg m^2, the motor's reflected inertia), the
+effort limit is guessed as a J^b (N m): the power law through mjlab's G1 motors (J 0.0036 -> 25 N m, 0.0251 -> 139
+N m; it gives 46 for 50 and 62 for 88): one guess per motor size, never one for the whole robot."""
 
 
 class _File(Protocol):
     @property
     def model(self) -> mujoco.MjModel: ...
+
+    @property
+    def data(self) -> mujoco.MjData: ...
 
     @property
     def joints(self) -> list[str]: ...
@@ -48,7 +57,7 @@ def _three(x: float) -> float:
     return float(f"{x:.3g}")
 
 
-def _joint(f: _File, name: str) -> tuple[float, float, float, float | None, str]:
+def _joint(f: _File, name: str, held: bool) -> tuple[float, float, float, float | None, str]:
     """(kp, kd, effort limit, armature or None to keep the file's, where they came from) of one joint."""
     m = f.model
     j = f.joints.index(name)
@@ -84,20 +93,41 @@ def _joint(f: _File, name: str) -> tuple[float, float, float, float | None, str]
                     f"{KD_PER_KP:g}; {arm_note}")
     if joint_range:
         return (KP_PER_EFFORT * joint_range, KP_PER_EFFORT * joint_range * KD_PER_KP, joint_range, armature,
-                f"no actuator in the file: effort limit from the joint's actuator force range; kp = "
+                f"{'missing actuator' if m.nu else 'no actuator in the file'}: effort limit from the joint's "
+                f"actuator force range; kp = "
                 f"{KP_PER_EFFORT:g} x effort limit, kd = kp x {KD_PER_KP:g}; {arm_note}")
-    mass = float(sum(m.body_mass)) * 9.81 * MASS_LEVER
-    return (KP_PER_EFFORT * mass, KP_PER_EFFORT * mass * KD_PER_KP, mass, armature,
-            f"nothing in the file: effort limit guessed as the robot's weight x {MASS_LEVER} m (check the motor's "
-            f"datasheet); kp = {KP_PER_EFFORT:g} x effort limit, kd = kp x {KD_PER_KP:g}; {arm_note}")
+    effort, how = _guessed_effort(m, f.data, j, held)
+    return (KP_PER_EFFORT * effort, KP_PER_EFFORT * effort * KD_PER_KP, effort, armature,
+            f"{'missing actuator' if m.nu else 'no actuator in the file'}: effort limit guessed {how} (check the "
+            f"motor's datasheet); kp = {KP_PER_EFFORT:g} x effort limit, kd = kp x {KD_PER_KP:g}; {arm_note}")
+
+
+def _guessed_effort(m: mujoco.MjModel, d: mujoco.MjData, j: int, held: bool) -> tuple[float, str]:
+    """(effort limit, how) of a joint the file says nothing about but perhaps its armature (EFFORT_PER_ARMATURE,
+    MASS_LEVER)."""
+    armature = float(m.dof_armature[m.jnt_dofadr[j]])
+    if armature > 0:
+        a, b = EFFORT_PER_ARMATURE
+        return _three(a * armature ** b), f"from the file's armature {armature:.3g} (motor size)"
+    if not held:
+        return _three(float(sum(m.body_mass)) * 9.81 * MASS_LEVER), f"as the robot's weight x {MASS_LEVER} m"
+    body = int(m.jnt_bodyid[j])
+    lever = max(float(np.linalg.norm(d.subtree_com[body] - d.xanchor[j])), 0.05)
+    return _three(2 * float(m.body_subtreemass[body]) * 9.81 * lever), "as twice the weight it moves x its lever"
 
 
 def draft_groups(f: _File, trained: list[str], held: list[str]) -> tuple[DraftGroup, ...]:
     """Trained, then held joints with the same values in one group each (file order of first appearance)."""
     driven = trained + held
+    values = {name: _joint(f, name, name in held) for name in driven}
+    for name, twin_name in zip(driven, twins(driven), strict=True):
+        if values[name][4].startswith("missing actuator") and not values[twin_name][4].startswith("missing"):
+            kp, kd, effort, armature, _ = values[twin_name]
+            values[name] = (kp, kd, effort, armature, f"missing actuator: the file has none on this joint; its twin "
+                                                      f"{twin_name}'s values")
     keys: dict[tuple, list[str]] = {}
     for name in driven:
-        kp, kd, effort, armature, note = _joint(f, name)
+        kp, kd, effort, armature, note = values[name]
         key = (_three(kp), _three(kd), _three(effort), armature, note, name in held)
         keys.setdefault(key, []).append(name)
     out = []

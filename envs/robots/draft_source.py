@@ -47,6 +47,36 @@ def _wrapped(items: list[str], indent: str) -> str:
     return "".join(f"\n{line}" for line in lines)
 
 
+LIMIT = 120
+"""The repo's line length: longer lines with a string literal are split by ``fit_lines``."""
+_LITERAL = re.compile(r'"[^"\\]{20,}"')
+
+
+def fit_lines(text: str) -> str:
+    """``text`` with each line over LIMIT split inside its longest string literal at ``|`` (implicit concatenation
+    on the next line, indented one more level); lines without such a literal stay as they are."""
+    out = []
+    for line in text.splitlines(keepends=True):
+        literals = list(_LITERAL.finditer(line)) if len(line.rstrip("\n")) > LIMIT else []
+        if not literals:
+            out.append(line)
+            continue
+        lit = max(literals, key=lambda x: len(x.group(0)))
+        indent = " " * (len(line) - len(line.lstrip()) + len(INDENT))
+        head, body, tail = line[:lit.start()], lit.group(0)[1:-1], line[lit.end():]
+        parts: list[str] = []
+        current = ""
+        for piece in re.split(r"(?<=\|)", body):
+            width = len(head) + 2 if not parts else len(indent) + 2
+            if current and width + len(current) + len(piece) > LIMIT - 4:
+                parts.append(current)
+                current = ""
+            current += piece
+        parts.append(current)
+        out.append(head + f'"\n{indent}"'.join(f"{p}" for p in parts).join('""') + tail)
+    return "".join(out)
+
+
 def _joints(d: Draft) -> str:
     lines: list[list[str]] = []
     current = ""
@@ -111,8 +141,8 @@ def source(d: Draft, origin: str, mjcf: str) -> str:
     mirror = _comment(f"left-right twins from the names (symmetry augmentation): {twins}" if d.mirror_pairs
                       else "no left-right twins found in the names: declare RobotSpec.mirror for symmetry augmentation",
                       "")
-    return _header(d, origin, mjcf) + f"{var} = RobotSpec(\n" + "".join(fields) + ")\n" + mirror + "\n" + _tasks(
-        d, var)
+    return fit_lines(_header(d, origin, mjcf) + f"{var} = RobotSpec(\n" + "".join(fields) + ")\n" + mirror + "\n"
+                     + _tasks(d, var))
 
 
 def _header(d: Draft, origin: str, mjcf: str) -> str:
@@ -121,11 +151,14 @@ def _header(d: Draft, origin: str, mjcf: str) -> str:
     imports = ["from configs.drafted import drafted_task", f"from envs.robots.spec import {', '.join(spec_names)}"]
     if mjcf.startswith("menagerie_xml"):
         imports.insert(1, "from envs.robots.menagerie import menagerie_xml")
+    guessed = "".join(textwrap.fill(g, WIDTH, initial_indent="- ", subsequent_indent="  ") + "\n"
+                      for g in d.guesses)
+    guessed = f"Guessed (the file does not say):\n{guessed}\n" if d.guesses else ""
     head = f'''"""{d.spec.name}: a robot file drafted by
 
     python -m tools.new_robot {origin}
 
-Review every value: each says where it came from. Then:
+{guessed}Review every value: each says where it came from. Then:
 
     python -m tools.check_robot THIS_FILE.py:flat --fix --write   # settings that pass the robot check
     python train.py --task THIS_FILE.py:flat                      # or :rough
