@@ -115,6 +115,27 @@ def test_watchdog_goes_to_a_damped_stance_on_stale_data_and_stays(meta):
     assert bad.safety.mode == "stance" and "non-finite" in bad.safety.reason
 
 
+def test_with_stale_mode_estop_the_watchdog_damps_instead_and_a_missed_deadline_still_stands(meta):
+    """The Unitree sequence's choice: no fresh state -> zero stiffness and damping, never kp toward a pose."""
+    cfg = SafetyConfig(max_unchanged_s=0.05, stale_mode="estop")
+    ctl = Controller(OnnxPolicy(POLICY), meta["joint_names"], cfg)
+    fresh = standing(meta, meta["joint_names"], stamp=1.0)
+    ctl.tick(fresh, 1.001, np.zeros(3))
+    out = ctl.tick(fresh, 1.07, np.zeros(3))
+    assert ctl.safety.mode == "estop" and "no new sensor sample" in ctl.safety.reason
+    assert not np.any(out.kp) and np.allclose(out.kd, 2.0 * np.array(meta["kd"]))
+    nan_state = standing(meta, meta["joint_names"], stamp=1.0)
+    nan_state.joint_pos[0] = np.nan
+    bad = Controller(OnnxPolicy(POLICY), meta["joint_names"], cfg)
+    bad.tick(nan_state, 1.0, np.zeros(3))
+    assert bad.safety.mode == "estop" and "non-finite" in bad.safety.reason
+    late = Controller(OnnxPolicy(POLICY), meta["joint_names"], cfg)
+    late.safety.deadline(True)
+    assert late.safety.mode == "stance"  # a late tick with a fresh state is not a blind robot
+    with pytest.raises(UserError, match="stale_mode='damp' is not allowed; expected 'stance' or 'estop'"):
+        Controller(OnnxPolicy(POLICY), meta["joint_names"], SafetyConfig(stale_mode="damp"))
+
+
 def test_the_stance_walks_targets_to_the_default_pose_at_the_rate_limit(meta):
     cfg = SafetyConfig(max_target_rate=5.0)
     ctl = Controller(OnnxPolicy(POLICY), meta["joint_names"], cfg)

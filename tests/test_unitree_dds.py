@@ -134,7 +134,7 @@ def test_operator_sequence_damping_pose_policy_estop_against_the_simulated_robot
     summary = json.loads(log.read_text())
     states = [s["state"] for s in summary["states"]]
     print(op.stdout, report, os.getloadavg())
-    assert states == ["connected", "damping", "pose", "pose", "policy", "estop", "end"], summary["states"]
+    assert states == ["connected", "damping", "pose", "hold", "policy", "estop", "end"], summary["states"]
     assert "select on the remote" in summary["states"][-2]["reason"] and summary["mode"] == "estop"
     assert report["bad_crc"] == 0 and report["commands_applied"] > 300, report
     # Under damping the robot sinks to the floor (the simulated robot counts that as its first fall); the pose

@@ -12,7 +12,8 @@ Modes (``Safety.mode``), each latched until the runtime is restarted:
              default pose (held joints: their pose) at the rate limit, with the policy's stiffness and
              ``stance_kd_scale`` x its damping.
     estop    the base tilted more than ``max_tilt`` from upright (a fall): zero stiffness, ``estop_kd_scale`` x the
-             damping (the robot settles, nothing drives it).
+             damping (the robot settles, nothing drives it). With ``stale_mode="estop"`` (the Unitree sequence,
+             as Unitree's own deploy programs fall to damping) the sensor watchdog leads here instead of ``stance``.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any, Optional
 import numpy as np
 
 from contract import schema
+from contract.errors import UserError
 from contract.terms import gravity_in_base
 from deploy.runtime.robot import RobotState
 
@@ -47,6 +49,9 @@ class SafetyConfig:
     """Damping of the stance relative to the policy's kd."""
     estop_kd_scale: float = 2.0
     """Damping of the e-stop relative to the policy's kd (stiffness 0)."""
+    stale_mode: str = "stance"
+    """Where the sensor watchdog (data stopped, unchanged, too old or non-finite) leads: ``stance`` (the default pose
+    at the policy's stiffness) or ``estop`` (zero stiffness, damping: nothing drives a robot no state judges)."""
 
 
 class Safety:
@@ -54,6 +59,8 @@ class Safety:
 
     def __init__(self, meta: dict[str, Any], cfg: SafetyConfig, dt: float, where: str = "runtime: the policy"):
         """``where``: how a refusal names the policy file (``schema.servos``)."""
+        if cfg.stale_mode not in ("stance", "estop"):
+            raise UserError(f"safety: stale_mode={cfg.stale_mode!r} is not allowed; expected 'stance' or 'estop'")
         self.cfg, self.dt = cfg, dt
         servos = schema.servos(meta, where)
         self.hold = np.asarray(meta.get("held_joint_pos", []), dtype=np.float64)
@@ -91,19 +98,19 @@ class Safety:
         cfg = self.cfg
         if state is None:
             if now - self._last_new > cfg.max_unchanged_s and self._last_stamp is not None:
-                self.trip("stance", "watchdog: sensor data stopped")
+                self.trip(cfg.stale_mode, "watchdog: sensor data stopped")
             return
         if state.stamp != self._last_stamp:
             self._last_stamp, self._last_new = state.stamp, now
         if self._last_new == 0.0:
             self._last_new = now
         if now - self._last_new > cfg.max_unchanged_s:
-            self.trip("stance", f"watchdog: no new sensor sample for {1e3 * (now - self._last_new):.0f} ms")
+            self.trip(cfg.stale_mode, f"watchdog: no new sensor sample for {1e3 * (now - self._last_new):.0f} ms")
         elif now - state.stamp > cfg.max_sample_age_s:
-            self.trip("stance", f"watchdog: the sensor sample is {1e3 * (now - state.stamp):.0f} ms old")
+            self.trip(cfg.stale_mode, f"watchdog: the sensor sample is {1e3 * (now - state.stamp):.0f} ms old")
         finite = all(np.isfinite(x).all() for x in (state.joint_pos, state.joint_vel, state.imu_quat, state.gyro))
         if not finite:
-            self.trip("stance", "watchdog: non-finite sensor data")
+            self.trip(cfg.stale_mode, "watchdog: non-finite sensor data")
             return
         up = -gravity_in_base(state.imu_quat)[2]  # cos(tilt)
         if up < np.cos(cfg.max_tilt):

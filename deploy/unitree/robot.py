@@ -8,6 +8,11 @@ to the policy's by name. A command fills every slot: the profile's joints in ser
 gains and feed-forward torque (velocity target 0); slots without a motor idle (mode 0, zero gains). Each command
 carries Unitree's checksum (``crc.py``) and, on ``unitree_hg``, the ``mode_machine`` the robot reports.
 
+Each low state passes ``freshness.LowStateGate`` (checksum, a tick that advances, the G1's ``mode_machine``); a
+dropped one is never stamped, so the runtime's watchdog sees the robot as silent. Before its first command the
+sequence asks ``other_senders``: whether another process writes ``rt/lowcmd`` (the robot's sport mode, another
+program), heard by a reader on that topic while this process has written nothing.
+
 The low state has no base velocity. A policy that observes ``base_lin_vel`` reads it from
 ``TOPIC_BASE_VELOCITY`` (an estimator's output on a robot; the simulated robot's truth plus noise in a rehearsal)
 when ``base_velocity`` is set.
@@ -20,13 +25,14 @@ from __future__ import annotations
 
 import time
 from typing import Any, Optional
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from deploy.runtime.robot import JointCommand, RobotState
 from deploy.unitree.crc import checksum
 from deploy.unitree.dds import Participant
+from deploy.unitree.freshness import LowStateGate
 from deploy.unitree.messages import BASE_VELOCITY, FAMILIES, TOPIC_BASE_VELOCITY, TOPIC_LOWCMD, TOPIC_LOWSTATE
 from deploy.unitree.profiles import Profile
 from deploy.unitree.remote import Remote, decode
@@ -79,14 +85,20 @@ def state_of(profile: Profile, sample: Any, stamp: float, base_lin_vel: Optional
 class UnitreeRobot:
     """``Robot`` of one Unitree robot on a DDS participant (``dds.Participant``)."""
 
-    def __init__(self, profile: Profile, participant: Participant, base_velocity: bool = False):
+    def __init__(self, profile: Profile, participant: Participant, base_velocity: bool = False,
+                 out: Callable[[str], None] = print):
         from deploy.unitree import idl  # cyclonedds: only the DDS side needs it
 
         self.profile = profile
+        self.gate = LowStateGate(profile.family, out)
+        """Which low states are fresh (``freshness.py``); its counts and the cause of a silence."""
         self.where = f"interface {participant.interface}, domain {participant.domain}"
         """Where it listens (for messages)."""
         family = FAMILIES[profile.family]
         self._cmd = idle_command(profile, idl.new(family["LowCmd_"]))
+        self._cmd_type = idl.low_cmd(profile.family)
+        self._others = participant.reader(TOPIC_LOWCMD, self._cmd_type)
+        self._written = 0
         self._writer = participant.writer(TOPIC_LOWCMD, idl.low_cmd(profile.family))
         self.received = 0
         """Low states read."""
@@ -118,15 +130,28 @@ class UnitreeRobot:
                 self._lin_vel = np.asarray(vel[-1].velocity, dtype=np.float64)
         if samples:
             self.received += 1
-            self._newest = self._state(samples[-1], self.clock())
+            if self.gate.accept(samples[-1]):
+                self._newest = self._state(samples[-1], self.clock())
         return self._newest
+
+    def other_senders(self, listen_s: float) -> int:
+        """Commands another process wrote on ``rt/lowcmd`` within ``listen_s`` (s); only before this process's first
+        write (after it, its own commands would be heard)."""
+        assert self._written == 0, "other_senders listens before the first command only"
+        heard, end = 0, time.monotonic() + listen_s
+        while True:
+            heard += sum(isinstance(s, self._cmd_type) for s in self._others.take(N=64))
+            if time.monotonic() >= end:
+                return heard
+            time.sleep(0.005)
 
     def _state(self, s: Any, stamp: float) -> RobotState:
         self.remote = decode(s.wireless_remote)
         self.tick = int(s.tick)
         if self.profile.family == "unitree_hg":
-            self.mode_machine = int(s.mode_machine)
+            self.mode_machine = int(s.mode_machine)  # the gate passes the first fresh sample's only
         return state_of(self.profile, s, stamp, None if self._lin_vel is None else self._lin_vel.copy())
 
     def write(self, command: JointCommand) -> None:
+        self._written += 1
         self._writer.write(fill_command(self.profile, self._cmd, command, self.mode_machine))

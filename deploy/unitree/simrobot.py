@@ -10,6 +10,13 @@ each ``rt/lowcmd`` whose checksum is right (a wrong one is counted and dropped, 
 command latency; a slot in mode 0 gets no torque. DDS runs on loopback only (``dds.loopback_config``), in
 ``domain``. It prints ``READY <domain>`` once its topics exist, and one JSON line (``deploy/simrobot.py``'s report
 plus the checksum count) when the time is up or it gets SIGTERM.
+
+Faults a test injects (``DdsSimConfig.fault``, from ``fault_at_s`` after the first command on, to the end):
+``frozen`` (the last low state republished as it was, same tick), ``bad_crc`` (low states with a wrong checksum),
+``lost`` (no more low states), ``nan`` (a NaN joint position); ``second_sender`` publishes idle commands on
+``rt/lowcmd`` from the start, as a robot whose sport mode still holds the low-level channel. The report says when
+the fault began and how long until the first damping command (every joint at zero stiffness) arrived; ``trace``
+writes every applied command (time, stiffness, target, the joints' positions then) for continuity checks.
 """
 
 from __future__ import annotations
@@ -38,6 +45,8 @@ from deploy.unitree.remote import Remote, StickMap, encode
 from contract.errors import UserError
 
 MODE_MACHINE = 5
+FAULTS = ("", "frozen", "bad_crc", "lost", "nan")
+"""What ``DdsSimConfig.fault`` may inject ('': none)."""
 """``mode_machine`` the simulated ``unitree_hg`` robot reports (any fixed value: the runtime must echo it)."""
 
 
@@ -67,6 +76,14 @@ class DdsSimConfig:
     """What the wireless remote does (released throughout when empty)."""
     mode_machine: int = MODE_MACHINE
     """``unitree_hg``: the robot variant reported and expected back."""
+    fault: str = ""
+    """A fault of the low state (``FAULTS``) injected from ``fault_at_s`` on."""
+    fault_at_s: float = 0.0
+    """Seconds after the first command when ``fault`` begins."""
+    second_sender: bool = False
+    """Another process's idle commands on rt/lowcmd at the state's rate, from the start."""
+    trace: str = ""
+    """A JSON file for every applied command ('': none)."""
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -111,6 +128,40 @@ class DdsLink:
         self.quit = False
         self.bad_crc = 0
         self.wrong_machine = 0
+        self.fault_start: Optional[float] = None
+        """When the fault began (monotonic s)."""
+        self.damped: Optional[float] = None
+        """When the first damping command after the fault arrived (monotonic s)."""
+        self.trace: list[list[Any]] = []
+        self.servo_commands = 0
+        """Commands that put a motor in servo mode (not another sender's idle ones)."""
+        self.stiff_after_damping = 0
+        """Commands with stiffness after the first damping one that followed the fault (latched damping: 0)."""
+        self._sealed: Optional[bytes] = None
+        self._other = None
+        if cfg.second_sender:
+            from deploy.unitree.robot import idle_command
+
+            self._other = (participant.writer(TOPIC_LOWCMD, self._cmd_type),
+                           idle_command(profile, idl.new(self.cmd_msg)))
+            self._other[1].crc = checksum(self.cmd_msg, self._other[1])
+
+    def faulty(self, now: float) -> bool:
+        """Whether the fault is on at ``now`` (noting when it began)."""
+        if not self.cfg.fault or self.first is None or now < self.first + self.cfg.fault_at_s:
+            return False
+        if self.fault_start is None:
+            self.fault_start = now
+        return True
+
+    def _note(self, now: float, cmd: JointCommand) -> None:
+        if self.fault_start is not None and self.damped is None and not np.any(cmd.kp > 0):
+            self.damped = now
+        if self.damped is not None and np.any(cmd.kp > 0):
+            self.stiff_after_damping += 1
+        if self.cfg.trace:
+            q = self.robot.data.qpos[self.robot.qadr]
+            self.trace.append([round(now - self.t0, 4), cmd.kp.tolist(), cmd.target.tolist(), q.tolist()])
 
     def remote_at(self, t: float) -> Remote:
         """The remote at monotonic time ``t`` (released before the first command)."""
@@ -142,8 +193,10 @@ class DdsLink:
             kd = on * np.array([m.kd for m in motors])
             tau = on * np.array([m.tau for m in motors]) + kd * self.cfg.sim.kd_scale * np.array([m.dq for m in motors])
             # kd (dq_des - dq) = kd dq_des - kd dq: the velocity target enters as a feed-forward torque
-            out.append((JointCommand(np.array([m.q for m in motors]), on * np.array([m.kp for m in motors]), kd, tau),
-                        self.sticks.command(self.remote_at(now))))
+            cmd = JointCommand(np.array([m.q for m in motors]), on * np.array([m.kp for m in motors]), kd, tau)
+            self.servo_commands += int(on.any())
+            self._note(now, cmd)
+            out.append((cmd, self.sticks.command(self.remote_at(now))))
         return out
 
     def encode(self, seq: int, state: RobotState) -> Any:
@@ -151,15 +204,30 @@ class DdsLink:
 
     def send(self, packet: Any) -> bool:
         _seq, state, remote = packet
+        if self._other is not None:
+            self._other[0].write(self._other[1])
+        fault = self.cfg.fault if self.faulty(time.monotonic()) else ""
+        if fault == "lost":
+            return False
+        if fault == "frozen" and self._sealed is not None:
+            self._writer.write(self._sealed)
+            return True
         s = self._state
-        s.set_many(self._q, state.joint_pos)
+        q = np.array(state.joint_pos, dtype=np.float64)
+        if fault == "nan":
+            q[0] = np.nan
+        s.set_many(self._q, q)
         s.set_many(self._dq, state.joint_vel)
         s.set("imu_state.quaternion", state.imu_quat)
         s.set("imu_state.gyroscope", state.gyro)
         tick = int(round(1e3 * (state.stamp - self.t0))) & 0xFFFFFFFF
         s.set("tick", tick)
         s.set("wireless_remote", encode(remote))
-        self._writer.write(s.seal())
+        self._sealed = s.seal()
+        if fault == "bad_crc":
+            s.cdr.set("crc", s.c.get("crc") ^ 0x1)
+            self._sealed = bytes(s.cdr.buf)
+        self._writer.write(self._sealed)
         if self._velocity is not None and state.base_lin_vel is not None:
             self._vel.tick, self._vel.velocity = tick, [float(x) for x in state.base_lin_vel]
             self._velocity.write(self._vel)
@@ -168,6 +236,8 @@ class DdsLink:
 
 def run(cfg: DdsSimConfig) -> dict[str, Any]:
     profile = get(cfg.profile)
+    if cfg.fault not in FAULTS:
+        raise UserError(f"simrobot: fault={cfg.fault!r} is not allowed; expected one of {', '.join(map(repr, FAULTS))}")
     joints = robot_joints(OnnxPolicy(cfg.sim.policy).metadata)
     missing = [n for n in joints if n not in profile.slot_of]
     if missing:
@@ -181,7 +251,14 @@ def run(cfg: DdsSimConfig) -> dict[str, Any]:
         realtime(cfg.sim.rt_priority)
     print(f"READY {cfg.domain}", flush=True)
     report = serve(sim, link)
-    return {**report, "bad_crc": link.bad_crc, "wrong_mode_machine": link.wrong_machine, "profile": profile.name}
+    if cfg.trace:
+        with open(cfg.trace, "w") as f:
+            json.dump({"joints": list(sim.joint_names), "commands": link.trace}, f)
+    ms = (None if link.damped is None or link.fault_start is None else 1e3 * (link.damped - link.fault_start))
+    fault_s = None if link.fault_start is None or link.first is None else link.fault_start - link.first
+    return {**report, "bad_crc": link.bad_crc, "wrong_mode_machine": link.wrong_machine, "profile": profile.name,
+            "servo_commands": link.servo_commands, "stiff_after_damping": link.stiff_after_damping, "fault": cfg.fault,
+            "fault_after_first_s": fault_s, "damping_after_ms": ms}
 
 
 def main() -> None:
