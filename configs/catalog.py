@@ -27,6 +27,10 @@ def get_task(name: str) -> TaskSpec:
     if name in tasks:
         return tasks[name]
     if is_file_task(name):
+        if name.endswith(":track"):
+            from configs.track import file_track_task
+
+            return file_track_task(name)
         return load_file_task(name)
     if is_menagerie(name):
         from configs.menagerie import menagerie_task

@@ -1,4 +1,5 @@
-"""``--task menagerie:NAME[@ENTRY][:flat|:rough]``: a MuJoCo Menagerie robot by name (``envs/robots/menagerie.py``).
+"""``--task menagerie:NAME[@ENTRY][:flat|:rough|:track]``: a MuJoCo Menagerie robot by name
+(``envs/robots/menagerie.py``).
 
 A reviewed spec shipped here (``configs/menagerie_robots/NAME.py`` or ``NAME@ENTRY.py``, defining ``flat`` and
 ``rough`` like any robot file) takes precedence. Without one, the spec is drafted from the robot's file
@@ -46,6 +47,10 @@ def menagerie_task(task: str) -> TaskSpec:
     robot, how = fixed(ref, d.spec)
     print(f"{task}: no reviewed spec in this repo: the spec drafted from {path} (python -m tools.new_robot "
           f"menagerie:{ref.robot_id} writes it) with the robot check's --fix settings ({how})")
+    if ref.terrain == "track":
+        from configs.track import drafted_track_task
+
+        return remember(drafted_track_task(task, robot))
     spec = drafted_task(task, robot, d.kind, ref.terrain, bool(d.mirror_pairs), **d.biped_env)
     return remember(spec)
 

@@ -15,13 +15,16 @@ envs (native MuJoCo).
 from __future__ import annotations
 
 import dataclasses
+import sys
+from pathlib import Path
 from typing import Optional
 
 import torch
 
 from configs.locomotion import flat_config
 from configs.task_defaults import TaskDefaults, apply_defaults
-from envs.registry import TaskSpec, register
+from contract.errors import UserError
+from envs.registry import TaskSpec, load_file_module, load_file_task, register, remember
 from envs.robots.humanoid import HUMANOID
 from envs.robots.spec import RobotSpec
 from envs.tasks.track import TrackEnv, TrackEnvConfig
@@ -42,25 +45,63 @@ def track_config(env: Optional[TrackEnvConfig] = None, gpu: Optional[bool] = Non
 
 
 def track_task(name: str, robot: RobotSpec, env: Optional[TrackEnvConfig] = None, description: str = "",
-               defaults: Optional[TaskDefaults] = None) -> TaskSpec:
+               defaults: Optional[TaskDefaults] = None, clip_dir: Optional[Path] = None) -> TaskSpec:
     """The tracking task for ``robot`` (its defaults: ``track_config(env)``, then ``defaults``). The robot and the
-    clips are checked before anything is written (``TaskSpec.validate``): a bad name, file or clip is one line."""
+    clips are checked before anything is written (``TaskSpec.validate``): a bad name, file or clip is one line.
+
+    Relative clip paths of ``env`` are resolved against ``clip_dir``, by default the folder of the file that calls
+    this (a robot file's clips sit beside it); ``env.clips=[...]`` on the command line stays relative to the
+    current directory."""
+    if clip_dir is None:
+        caller = sys._getframe(1).f_globals.get("__file__")
+        clip_dir = Path(caller).resolve().parent if caller else None
+    if env is not None and clip_dir is not None:
+        env = dataclasses.replace(env, clips=tuple(_beside(c, clip_dir) for c in env.clips))
 
     def make_env(cfg: EnvConfig, device: torch.device) -> TrackEnv:
         assert isinstance(cfg, TrackEnvConfig)
         return TrackEnv(cfg, robot, device)
 
     def validate(cfg: EnvConfig) -> None:
-        from envs.motion.robot import build_tracking
         from envs.tasks.track.clips import load_clips
+        from envs.tasks.track.robot import tracking_robot
 
         assert isinstance(cfg, TrackEnvConfig)
-        resolved = build_tracking(robot, cfg.collisions, cfg.solver_iterations, cfg.ls_iterations)
-        load_clips(cfg.clips, resolved, 1.0 / (cfg.decimation * resolved.model.opt.timestep), cfg.csv_fps)
+        resolved = tracking_robot(robot, cfg)
+        load_clips(cfg.clips, resolved, 1.0 / (cfg.decimation * resolved.model.opt.timestep), cfg.csv_fps,
+                   cfg.check_clips)
 
     return TaskSpec(name, make_env, lambda: apply_defaults(track_config(env), defaults),
                     description or f"{robot.name} reproducing motion clips, every joint trained", validate=validate,
                     machine_defaults=lambda gpu: apply_defaults(track_config(env, gpu), defaults))
+
+
+def drafted_track_task(name: str, robot: RobotSpec) -> TaskSpec:
+    """The tracking task of a robot by name or of a robot file without a ``track`` task of its own: the default
+    tracking env (the clips from ``env.clips=[...]``; the anchor by ``envs/tasks/track/robot.py``'s rule)."""
+    return track_task(name, robot, TrackEnvConfig(), description=f"{robot.name} reproducing the clips of env.clips",
+                      clip_dir=Path.cwd())
+
+
+def file_track_task(ref: str) -> TaskSpec:
+    """``path/to/robot.py:track``: the file's own ``track`` task, else the tracking task of the one ``RobotSpec``
+    the file defines (``drafted_track_task``); one line when it defines none or several."""
+    module = load_file_module(ref)
+    if getattr(module, "track", None) is not None:
+        return load_file_task(ref)
+    specs = {k: v for k, v in vars(module).items() if isinstance(v, RobotSpec)}
+    if len(specs) != 1:
+        raise UserError(f"--task {ref}: the file has no task 'track' and {len(specs)} robot specs "
+                        f"({', '.join(specs) or 'none'}); a tracking task needs one, or define "
+                        "track = track_task(...) in it (configs/track.py)")
+    return remember(drafted_track_task(ref, next(iter(specs.values()))))
+
+
+def _beside(clip: str, folder: Path) -> str:
+    """A relative clip file's path from ``folder``; keyframe presets and absolute paths as they are."""
+    if clip.startswith("keyframes:") or Path(clip).is_absolute():
+        return clip
+    return str(folder / clip)
 
 
 HUMANOID_TRACK_ENV = TrackEnvConfig(clips=("keyframes:squat_wave",), anchor_body="torso")

@@ -17,6 +17,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -79,12 +80,10 @@ def is_file_task(name: str) -> bool:
     return bool(sep) and path.endswith(".py") and attr.isidentifier()
 
 
-def load_file_task(ref: str) -> TaskSpec:
-    """Import ``path.py`` of ``path.py:attr`` and register its ``attr`` (a TaskSpec or a function returning one)
-    under the name ``ref``. One-line errors: missing file, a file that does not import (its line, and the spec
-    field when a value has the wrong type: ``envs/file_errors.py``), no such task in it. Spec errors raised later
-    by the task's ``validate`` start with the file's line of the field."""
-    path_text, _, attr = ref.rpartition(":")
+def load_file_module(ref: str) -> Any:
+    """The imported module of ``path.py`` of ``path.py:attr`` (imported once; the one-line errors of
+    ``load_file_task``)."""
+    path_text, _, _ = ref.rpartition(":")
     path = Path(path_text)
     if not path.is_file():
         raise UserError(f"--task {ref}: file {path} does not exist")
@@ -108,6 +107,17 @@ def load_file_task(ref: str) -> TaskSpec:
         if problem is not None:
             del sys.modules[module_name]
             raise UserError(f"--task {ref}: {problem}")
+    return module
+
+
+def load_file_task(ref: str) -> TaskSpec:
+    """Import ``path.py`` of ``path.py:attr`` and register its ``attr`` (a TaskSpec or a function returning one)
+    under the name ``ref``. One-line errors: missing file, a file that does not import (its line, and the spec
+    field when a value has the wrong type: ``envs/file_errors.py``), no such task in it. Spec errors raised later
+    by the task's ``validate`` start with the file's line of the field."""
+    path_text, _, attr = ref.rpartition(":")
+    path = Path(path_text)
+    module = load_file_module(ref)
     task = getattr(module, attr, None)
     if callable(task) and not isinstance(task, TaskSpec):
         task = task()

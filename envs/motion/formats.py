@@ -32,7 +32,8 @@ def load(path: str | Path, joint_names: tuple[str, ...], csv_fps: float = LAFAN1
     path = Path(path)
     where = f"motion clip {path}"
     if not path.is_file():
-        raise UserError(f"{where} does not exist")
+        raise UserError(f"{where} does not exist (looked at {path.resolve()}; a path in a robot file is relative to "
+                        f"that file's folder, one on the command line to the current directory {Path.cwd()})")
     if path.suffix == ".csv":
         return _lafan1(path, where, joint_names, csv_fps)
     if path.suffix != ".npz":

@@ -23,14 +23,15 @@ PREFIX = "menagerie:"
 """Task names that start with this are Menagerie robots."""
 LEGGED = ("quadruped", "humanoid", "biped")
 """The package's categories of robots that walk."""
-TERRAINS = ("flat", "rough")
-"""The tasks of a Menagerie robot: ``menagerie:NAME`` is ``menagerie:NAME:flat``."""
+TERRAINS = ("flat", "rough", "track")
+"""The tasks of a Menagerie robot: ``menagerie:NAME`` is ``menagerie:NAME:flat``; ``track`` reproduces motion clips
+(``env.clips=[...]``, docs/motion.md)."""
 INSTALL = "pip install -e '.[menagerie]' (or pip install mujoco-menagerie)"
 
 
 @dataclass(frozen=True)
 class MenagerieRef:
-    """``menagerie:NAME[@ENTRY][:flat|:rough]``, parsed."""
+    """``menagerie:NAME[@ENTRY][:flat|:rough|:track]``, parsed."""
 
     name: str
     entry: str | None
@@ -56,7 +57,8 @@ def parse(task: str) -> MenagerieRef:
         raise UserError(f"--task {task}: give a robot name: menagerie:NAME (e.g. menagerie:unitree_go2)")
     if terrain not in TERRAINS:
         raise UserError(f"--task {task}: {terrain!r} is not a task of a Menagerie robot; allowed: "
-                        f"{', '.join(TERRAINS)} (menagerie:{robot}:rough)")
+                        f"{', '.join(TERRAINS)} (menagerie:{robot}:rough; menagerie:{robot}:track "
+                        "env.clips=[clip.csv] reproduces motion clips)")
     return MenagerieRef(name, entry or None, terrain)
 
 

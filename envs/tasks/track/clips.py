@@ -1,17 +1,26 @@
 """The clips a tracking run plays, from its config: files of any format ``envs/motion/formats.py`` reads, or
 ``keyframes:NAME`` (a preset of ``envs/motion/keyframes.py`` made for the robot), each checked against the
-robot's joints by name and resampled to the control rate."""
+robot's joints by name, checked for plausibility (``envs/motion/plausible.py``) and resampled to the control rate.
+
+The columns of the formats that do not name their joints (LAFAN1 .csv, mjlab .npz) are the robot file's hinge and
+slide joints in its order, welded ones included: a welded joint the clip holds at its welded pose is left out;
+one it moves is a one-line error saying how to release it (``env.release_welded``, ``envs/tasks/track/robot.py``).
+"""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
+
+import numpy as np
 
 from contract.errors import UserError
 from contract.motion import Clip, digest
-from envs.motion import formats
+from envs.motion import formats, plausible
 from envs.motion.keyframes import PRESETS, make_clip
 from envs.motion.replay import model_joints
 from envs.motion.resample import resample
+from envs.motion.robot import file_joints, welded_names
 from envs.robots.resolved import ResolvedRobot
 
 KEYFRAMES = "keyframes:"
@@ -30,13 +39,17 @@ class Played:
     """The clip at the control rate."""
 
 
-def load_clips(sources: tuple[str, ...], robot: ResolvedRobot, fps: float, csv_fps: float) -> list[Played]:
-    """Every clip of ``sources`` for ``robot`` at ``fps``; one line for none, an unknown preset, or a file error."""
+def load_clips(sources: tuple[str, ...], robot: ResolvedRobot, fps: float, csv_fps: float,
+               check: bool = True) -> list[Played]:
+    """Every clip of ``sources`` for ``robot`` at ``fps``; one line for none, an unknown preset, a file error or
+    (``check``) an implausible clip."""
     if not sources:
         raise UserError("config error: env.clips is empty; give one or more motion clips (.npz, .csv or "
                         f"keyframes:NAME, NAME one of {', '.join(PRESETS)}; docs/motion.md)")
     _, joints = model_joints(robot.model, f"robot {robot.spec.name}")
-    file_order = tuple(robot.model.joint(j).name for j in joints)
+    model_order = tuple(robot.model.joint(j).name for j in joints)
+    file_order = file_joints(robot.spec.mjcf)
+    welded = welded_names(robot.spec, file_order)
     out = []
     for source in sources:
         if source.startswith(KEYFRAMES):
@@ -46,7 +59,45 @@ def load_clips(sources: tuple[str, ...], robot: ResolvedRobot, fps: float, csv_f
                                 f"{', '.join(PRESETS)}")
             clip = make_clip(PRESETS[name], robot)
         else:
-            clip = formats.load(source, file_order, csv_fps)
-        formats.columns_for(clip, file_order, f"motion clip {source}")
+            clip = without_welded(formats.load(source, file_order, csv_fps), welded, robot.spec.name,
+                                  f"motion clip {source}")
+            if check:
+                plausible.check(clip, f"motion clip {source}", _ranges(robot, model_order), _speeds(robot), csv_fps)
+        formats.columns_for(clip, model_order, f"motion clip {source}")
         out.append(Played(source, digest(clip), resample(clip, fps)))
     return out
+
+
+MOVE_TOL = 1e-3
+"""A welded joint's clip column within this of its welded angle (rad) is held there: the clip does not move it."""
+
+
+def moved_welded(clip: Clip, welded: dict[str, float]) -> list[str]:
+    """The joints among ``welded`` (name -> welded angle) that ``clip`` moves away from their welded angle."""
+    return [n for k, n in enumerate(clip.joint_names)
+            if n in welded and float(np.abs(clip.joint_pos[:, k] - welded[n]).max()) > MOVE_TOL]
+
+
+def without_welded(clip: Clip, welded: dict[str, float], robot: str, where: str) -> Clip:
+    """``clip`` without the columns of the robot's ``welded`` joints it holds at their welded angle; one line for
+    welded joints it moves."""
+    moved = moved_welded(clip, welded)
+    if moved:
+        raise UserError(f"{where}: the clip moves {len(moved)} joint(s) that robot {robot}'s spec welds "
+                        f"({', '.join(moved)}); release them: env.release_welded=true trains them, or remove them "
+                        "from the spec's welded=... (python -m tools.new_robot welds hand / wrist / finger joints)")
+    keep = [k for k, n in enumerate(clip.joint_names) if n not in welded]
+    if len(keep) == len(clip.joint_names):
+        return clip
+    return dataclasses.replace(clip, joint_names=tuple(clip.joint_names[k] for k in keep),
+                               joint_pos=clip.joint_pos[:, keep])
+
+
+def _ranges(robot: ResolvedRobot, names: tuple[str, ...]) -> dict[str, tuple[float, float]]:
+    m = robot.model
+    return {n: (float(m.joint(n).range[0]), float(m.joint(n).range[1])) for n in names
+            if m.jnt_limited[m.joint(n).id]}
+
+
+def _speeds(robot: ResolvedRobot) -> dict[str, float]:
+    return dict(zip(robot.joint_names, robot.velocity_limit, strict=True))

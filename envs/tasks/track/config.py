@@ -118,9 +118,15 @@ class TrackEnvConfig(MujocoEnvConfig):
     retargeting) or ``keyframes:NAME`` (a preset of envs/motion/keyframes.py, e.g. keyframes:squat_wave)."""
     csv_fps: float = 30.0
     """Frame rate of .csv clips (LAFAN1: 30)."""
+    check_clips: bool = True
+    """Refuse implausible clips in one line before training (``envs/motion/plausible.py``: a base upside down, a
+    wrong frame rate, joints beyond their ranges); false: train on them anyway."""
+    release_welded: bool = True
+    """Welded joints of the robot's spec that a clip moves are released and trained (``envs/tasks/track/robot.py``);
+    false: kept welded (such a clip is then refused)."""
     anchor_body: str = ""
     """The body whose pose the policy observes relative to the reference's, and that the terminations watch (empty:
-    the robot's base body)."""
+    ``torso_link`` when the robot has a body of that name, BeyondMimic's and mjlab's anchor, else its base body)."""
     bodies: tuple[str, ...] = (".*",)
     """Regexes over the robot's body names: the bodies of the body terms (every body of the robot by default)."""
     future_frames: int = 2

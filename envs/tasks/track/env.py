@@ -1,6 +1,6 @@
 """Motion tracking: a robot reproduces motion clips, every joint trained (a task family on ``MujocoTask``).
 
-The robot is a ``RobotSpec`` with every joint of its file trained (``envs/motion/robot.py``); the clips are read,
+The robot is a ``RobotSpec`` with every joint its clips name trained (``robot.py``); the clips are read,
 matched by joint name and resampled to the control rate (``clips.py``), replayed in the scene for the reference's
 body poses and velocities (``library.py``). Env ``i`` plays clip ``i % len(clips)``. ``MujocoTask`` owns the
 physics, the random stream, the task state, checkpoints and the step's recipe; this class supplies its hooks:
@@ -32,7 +32,6 @@ import torch
 
 from contract.errors import UserError
 from envs.motion.kinematics import TreeKinematics
-from envs.motion.robot import build_tracking
 from envs.physics.base import PhysicsReadout
 from envs.robots.resolved import ResolvedRobot
 from envs.robots.spec import RobotSpec
@@ -47,6 +46,7 @@ from envs.tasks.track.clips import load_clips
 from envs.tasks.track.config import TrackEnvConfig
 from envs.tasks.track.errors import Errors, tracking_errors
 from envs.tasks.track.library import MotionLibrary
+from envs.tasks.track.robot import anchor_for, tracking_robot
 from envs.tasks.track.sampling import StartSampler
 from envs.tasks.track.state import TrackState
 from envs.tasks.track.view import Columns, View
@@ -74,13 +74,13 @@ class TrackEnv(MujocoTask[TrackState]):
 
     def __init__(self, cfg: TrackEnvConfig, robot: RobotSpec, device: torch.device | str = "cpu"):
         self.cfg = cfg
-        self.robot: ResolvedRobot = build_tracking(robot, cfg.collisions, cfg.solver_iterations, cfg.ls_iterations)
+        self.robot: ResolvedRobot = tracking_robot(robot, cfg)
         rb = self.robot
         J = self.num_joints = rb.num_joints
         super().__init__(cfg, rb.model, (), TrackState, {"joints": J}, device)
         self.camera, self.track_body = rb.camera, rb.base_body_id
         self.resample_steps = 1  # nothing is resampled within an episode (the recipe asks every step)
-        self.played = load_clips(cfg.clips, rb, 1.0 / self.dt, cfg.csv_fps)
+        self.played = load_clips(cfg.clips, rb, 1.0 / self.dt, cfg.csv_fps, cfg.check_clips)
         """The run's clips (their source, hash and the clip at the control rate)."""
         body_ids, anchor = self._tracked_bodies()
         self.body_ids = body_ids
@@ -116,7 +116,7 @@ class TrackEnv(MujocoTask[TrackState]):
                 raise UserError(f"config error: env.bodies entry {pattern!r} matches no body of robot "
                                 f"{rb.spec.name}; its bodies: {', '.join(names)}")
             picked += [b for b in hit if b not in picked]
-        anchor_name = self.cfg.anchor_body or rb.spec.base_body
+        anchor_name = anchor_for(self.cfg, rb, names)
         if anchor_name not in names:
             raise UserError(f"config error: env.anchor_body={anchor_name!r} is not a body of robot {rb.spec.name}; "
                             f"its bodies: {', '.join(names)}")
