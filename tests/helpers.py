@@ -2,7 +2,7 @@
 
 from fault_injection.cartpole import make_runner, tiny_cartpole
 
-__all__ = ["make_runner", "tiny_cartpole", "transition"]
+__all__ = ["make_runner", "model_field", "tiny_cartpole", "transition"]
 
 
 def transition(obs, critic_obs, actions, log_probs, dist_params, values, rewards, terminated, truncated,
@@ -19,3 +19,9 @@ def transition(obs, critic_obs, actions, log_probs, dist_params, values, rewards
                       final_values=torch.zeros(n, device=rewards.device) if final_values is None else final_values,
                       weights=torch.ones(n, device=rewards.device) if invalid is None else (~invalid).float(),
                       hidden=hidden, teacher_actions=teacher_actions)
+
+
+def model_field(physics, name: str):
+    """The current per-simulation values ``[N, ...]`` (float32, on the CPU) of a model field the physics was built
+    to vary per simulation: read from its ``state_dict``, which saves them with the state."""
+    return physics.state_dict()[name].float()

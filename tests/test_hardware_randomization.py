@@ -16,6 +16,7 @@ from envs.tasks.locomotion import LocomotionEnv
 from envs.tasks.locomotion.randomization import fields_of
 from envs.tasks.locomotion.config import LocomotionEnvConfig, RandomizationConfig
 from contract.errors import UserError
+from tests.helpers import model_field
 
 N = 4
 
@@ -67,10 +68,10 @@ def test_motor_strength_scales_stiffness_damping_and_torque_limit_together():
     env = _env(motor_strength=(0.5, 0.5), gain_scale=(1.0, 1.0))
     m = env.model
     assert "actuator_forcerange" in fields_of(env.cfg.randomization)
-    force = env.physics.model_field("actuator_forcerange")
+    force = model_field(env.physics, "actuator_forcerange")
     assert torch.allclose(force, 0.5 * torch.tensor(m.actuator_forcerange, dtype=torch.float32).expand(N, -1, -1))
-    gain = env.physics.model_field("actuator_gainprm")[:, :, 0]
-    bias = env.physics.model_field("actuator_biasprm")
+    gain = model_field(env.physics, "actuator_gainprm")[:, :, 0]
+    bias = model_field(env.physics, "actuator_biasprm")
     kp = torch.tensor(m.actuator_gainprm[:, 0], dtype=torch.float32)
     kd = torch.tensor(-m.actuator_biasprm[:, 2], dtype=torch.float32)
     assert torch.allclose(gain, 0.5 * kp) and torch.allclose(-bias[:, :, 1], 0.5 * kp)
@@ -81,8 +82,8 @@ def test_kp_and_kd_factors_act_on_their_own_gain_only():
     env = _env(kp_scale=(0.8, 0.8), kd_scale=(2.0, 2.0), gain_scale=(1.0, 1.0))
     m = env.model
     assert "actuator_forcerange" not in fields_of(env.cfg.randomization)
-    bias = env.physics.model_field("actuator_biasprm")
-    assert torch.allclose(env.physics.model_field("actuator_gainprm")[:, :, 0],
+    bias = model_field(env.physics, "actuator_biasprm")
+    assert torch.allclose(model_field(env.physics, "actuator_gainprm")[:, :, 0],
                           0.8 * torch.tensor(m.actuator_gainprm[:, 0], dtype=torch.float32))
     assert torch.allclose(-bias[:, :, 2], 2.0 * torch.tensor(-m.actuator_biasprm[:, 2], dtype=torch.float32))
 

@@ -15,6 +15,7 @@ from envs.tasks.locomotion.observations import TERM_NAMES
 from envs.tasks.locomotion.config import LocomotionEnvConfig
 from rl_core.env_api import VecEnv
 from contract.errors import UserError
+from tests.helpers import model_field
 from tests.locomotion_tasks import LOCOMOTION_TASKS, make_task_env
 
 BACKENDS = ["native", pytest.param("mjx", marks=pytest.mark.mjx), pytest.param("warp", marks=pytest.mark.warp)]
@@ -194,14 +195,14 @@ def test_torso_on_the_ground_terminates_and_is_not_truncation(env, request):
 def test_resets_randomize_model_parameters_within_ranges(env):
     env.reset(seed=5)
     rnd = env.cfg.randomization
-    friction = env.physics.model_field("geom_friction")[:, :, 0]
+    friction = model_field(env.physics, "geom_friction")[:, :, 0]
     assert friction.min() >= rnd.friction[0] - 1e-6 and friction.max() <= rnd.friction[1] + 1e-6
     assert friction[:, 0].unique().numel() > 1  # per env
     body = env.robot.mass_body_id
-    mass = env.physics.model_field("body_mass")[:, body]
+    mass = model_field(env.physics, "body_mass")[:, body]
     base = float(env.model.body_mass[body])
     assert (mass >= base + rnd.added_base_mass[0] - 1e-5).all() and (mass <= base + rnd.added_base_mass[1] + 1e-5).all()
-    kp = env.physics.model_field("actuator_gainprm")[:, :, 0]
+    kp = model_field(env.physics, "actuator_gainprm")[:, :, 0]
     nominal = torch.tensor(env.model.actuator_gainprm[:, 0], dtype=torch.float32)
     assert torch.allclose(kp / nominal, kp[:, :1] / nominal[0])  # one scale per env
     low = rnd.gain_scale[0] * rnd.motor_strength[0] * rnd.kp_scale[0]  # the factors on kp (each (1, 1) when off)

@@ -21,6 +21,8 @@ from envs.scenes.assemble import build
 from envs.tasks.locomotion.config import LocomotionEnvConfig
 from contract.errors import UserError
 
+CPU = torch.device("cpu")
+
 ROOT = Path(__file__).resolve().parents[1]
 CUDA = torch.device("cuda")  # a device object only: nothing runs on it
 
@@ -71,7 +73,7 @@ def test_the_config_takes_exactly_auto_and_the_registry():
 def test_unknown_or_missing_backends_are_one_line(monkeypatch):
     model = build(QUADRUPED).model
     with pytest.raises(UserError, match=r"^env.backend='nope' is not allowed; expected one of auto, native"):
-        make_physics("nope", PhysicsRequest(model, 2, 4, (), torch.device("cpu")))
+        make_physics("nope", PhysicsRequest(model=model, num_envs=2, nsubsteps=4, model_fields=(), device=CPU))
     with pytest.raises(UserError, match=r"^--backend=nope is not allowed"):
         require_backend("nope", "--backend")
     _available(monkeypatch, warp=False)
@@ -96,16 +98,21 @@ def test_a_new_row_is_a_new_backend(monkeypatch):
     row = BackendInfo(_Recorder, "a recording stub", "device", ("xpu",), lambda: True, "nothing")
     monkeypatch.setitem(REGISTRY, "recorder", row)
     model = build(QUADRUPED).model
-    physics = make_physics("recorder", PhysicsRequest(model, 3, 2, ("geom_friction",), torch.device("cpu"), threads=5,
-                                                      njmax=7))
+    request = PhysicsRequest(model=model, num_envs=3, nsubsteps=2, model_fields=("geom_friction",), device=CPU,
+                             threads=5, njmax=7)
+    physics = make_physics("recorder", request)
     assert isinstance(physics, _Recorder)
-    assert physics.request == PhysicsRequest(model, 3, 2, ("geom_friction",), torch.device("cpu"), 5, "jax", None, 7)
+    assert physics.request == PhysicsRequest(model=model, num_envs=3, nsubsteps=2, model_fields=("geom_friction",),
+                                             device=CPU, threads=5, mjx_impl="jax", nconmax=None, njmax=7)
     assert resolve_backend("auto", torch.device("xpu")) == "recorder"
+    with pytest.raises(TypeError):  # by keywords only: nine fields, four of them ints
+        PhysicsRequest(model, 3, 2, ("geom_friction",), CPU)
 
 
 def test_the_native_row_builds_native_physics():
     model = build(QUADRUPED).model
-    physics = make_physics("native", PhysicsRequest(model, 2, 4, ("body_mass",), torch.device("cpu"), threads=1))
+    physics = make_physics("native", PhysicsRequest(model=model, num_envs=2, nsubsteps=4, model_fields=("body_mass",),
+                                                    device=CPU, threads=1))
     assert isinstance(physics, NativePhysics) and physics.num_envs == 2 and physics.nsubsteps == 4
     physics.step(torch.zeros(2, model.nu))
     assert torch.isfinite(physics.read().qpos).all()

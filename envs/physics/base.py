@@ -37,10 +37,10 @@ class PhysicsReadout:
     the task resets it. None where the backend has no such signal (MJX)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PhysicsRequest:
     """What ``envs/physics/factory.make_physics`` hands a backend's constructor; each backend reads the fields
-    it uses."""
+    it uses. Built by keywords only (nine fields, four of them ints)."""
 
     model: mujoco.MjModel
     """The compiled scene every simulation runs."""
@@ -86,10 +86,6 @@ class Physics(Protocol):
 
     def set_model_fields(self, mask: torch.Tensor, values: dict[str, torch.Tensor]) -> None:
         """Write per-simulation model fields (declared at construction) for the masked simulations."""
-        ...
-
-    def model_field(self, name: str) -> torch.Tensor:
-        """The current per-simulation values of a declared model field ``[N, ...]`` (float32)."""
         ...
 
     def state_dict(self) -> dict[str, torch.Tensor]:

@@ -149,9 +149,6 @@ class MjxPhysics:
     def set_model_fields(self, mask: torch.Tensor, values: dict[str, torch.Tensor]) -> None:
         self.fields = self._set_fields(self.fields, to_jax(mask), {k: to_jax(v.float()) for k, v in values.items()})
 
-    def model_field(self, name: str) -> torch.Tensor:
-        return to_torch(self.fields[name])
-
     def state_dict(self) -> dict[str, torch.Tensor]:
         arrays = {**{f: self._get(f) for f in STATE_FIELDS}, **self.fields}
         return {k: torch.from_numpy(np.array(v)) for k, v in arrays.items()}

@@ -68,9 +68,6 @@ class NativePhysics:
         for name, v in values.items():
             self._fields[name][ids] = v.cpu().numpy()[ids]
 
-    def model_field(self, name: str) -> torch.Tensor:
-        return torch.from_numpy(self._fields[name].astype(np.float32))
-
     def state_dict(self) -> dict[str, torch.Tensor]:
         arrays = {**self._state, **self._fields}
         return {name: torch.from_numpy(np.array(a)) for name, a in arrays.items()}

@@ -184,9 +184,6 @@ this way on the CPU device too, where it gains nothing measurable: loading a cac
         for name, v in values.items():
             self._where(mask, v, self._fields[name])
 
-    def model_field(self, name: str) -> torch.Tensor:
-        return self._fields[name]
-
     def state_dict(self) -> dict[str, torch.Tensor]:
         return {name: v.detach().cpu().clone() for name, v in {**self._state, **self._fields}.items()}
 

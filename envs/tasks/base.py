@@ -74,8 +74,9 @@ class MujocoTask(Generic[S]):
         self.model = model
         self.num_envs = cfg.num_envs
         self.physics = make_physics(self.backend, PhysicsRequest(
-            model, cfg.num_envs, cfg.decimation, randomized_fields, device, cfg.physics_threads, cfg.mjx_impl,
-            cfg.warp_nconmax, cfg.warp_njmax))
+            model=model, num_envs=cfg.num_envs, nsubsteps=cfg.decimation, model_fields=randomized_fields,
+            device=device, threads=cfg.physics_threads, mjx_impl=cfg.mjx_impl, nconmax=cfg.warp_nconmax,
+            njmax=cfg.warp_njmax))
         self.device = self.physics.device
         self.dt = cfg.decimation * model.opt.timestep
         """Control period (s)."""

@@ -8,9 +8,8 @@
 
 A term's weight is the config field of the same name (``weights_of`` reads them from a weights dataclass);
 ``check`` makes sure the weights and the terms name the same set (one line naming the odd one out),
-``weighted`` evaluates the switched-on terms (``stacked``: all of them as one ``[terms, N]`` tensor, one multiply
-by ``weight_column``). Both families use it (``envs/tasks/locomotion/rewards.py``,
-``envs/tasks/reach/rewards.py``).
+``stacked`` evaluates the switched-on terms as one ``[terms, N]`` tensor (one multiply by ``weight_column``).
+Both families use it (``envs/tasks/locomotion/rewards.py``, ``envs/tasks/reach/rewards.py``).
 """
 
 from __future__ import annotations
@@ -72,19 +71,15 @@ class RewardTerms(Generic[C]):
             if missing:
                 raise UserError(f"config error: {self.section}.{name} {missing}")
 
-    def weighted(self, weights: Mapping[str, float], x: C) -> dict[str, torch.Tensor]:
-        """Each switched-on term times its weight (``weights``: already times the control period)."""
-        return {name: w * self.table[name](x) for name, w in weights.items()}
-
     def stacked(self, weights: Mapping[str, float], column: torch.Tensor, x: C) -> torch.Tensor:
-        """``[terms, N]``: the values of ``weighted`` in the order of ``weights``, with one multiply for every term
-        (``column``: ``weight_column(weights)``, made once)."""
+        """``[terms, N]``: each switched-on term times its weight, in the order of ``weights`` (already times the
+        control period), with one multiply for every term (``column``: ``weight_column(weights)``, made once)."""
         return torch.stack([self.table[name](x) for name in weights]) * column
 
 
 def weight_column(weights: Mapping[str, float], device: torch.device) -> torch.Tensor:
     """The weights as a ``[terms, 1]`` float32 tensor (a weight times a float32 term is a float32 product either
-    way, so ``RewardTerms.stacked`` gives ``weighted``'s values bit for bit)."""
+    way, so ``RewardTerms.stacked`` gives ``weight * term`` bit for bit)."""
     return torch.tensor(list(weights.values()), dtype=torch.float32, device=device).unsqueeze(1)
 
 

@@ -207,5 +207,3 @@ def alive(x: Context) -> torch.Tensor:
 
 check_weights = TERMS.check
 """The weights and the table must name the same terms; otherwise one line names the odd one out."""
-weighted = TERMS.weighted
-"""Each switched-on term times its weight (the weights already times the control period)."""
