@@ -179,3 +179,65 @@ def test_no_fresh_state_damps_within_the_bound_in_every_phase_and_stays(phase):
         pytest.skip(f"this machine was {1e3 * late:.0f} ms late (load {os.getloadavg()})")
     assert late <= 0.01, (first_damped - stall, lines)
     assert not any(np.any(c.kp > 0) for t, c in robot.commands if t >= first_damped)  # latched
+
+
+# Over DDS on loopback: the real-robot command (its own process) against the simulated Go2 and G1 (another).
+
+NAMES = {"frozen": "frozen:", "bad_crc": "wrong CRC:", "lost": "lost:", "nan": "non-finite"}
+"""What the sequence's e-stop line says for each fault."""
+
+
+def _dds_run(scenario):
+    pytest.importorskip("cyclonedds", reason="cyclonedds is not installed (pip install -e '.[unitree]')")
+    from deploy.unitree import faults
+
+    return faults, faults.run(scenario)
+
+
+def test_another_lowcmd_sender_refuses_the_start_in_one_line_with_nothing_sent():
+    from deploy.unitree.faults import Scenario
+
+    faults, r = _dds_run(Scenario("unitree_go2", second_sender=True))
+    assert r["returncode"] == 2, r["stdout"][-2000:]
+    err = r["stderr"].strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: unitree: another process is sending rt/lowcmd ("), err
+    assert r["robot"]["servo_commands"] == 0 and "] connected" not in r["stdout"]
+
+
+def _scenarios():
+    import importlib.util
+
+    if importlib.util.find_spec("cyclonedds") is None:
+        return []
+    from deploy.unitree.faults import PROFILE_NAMES, scenarios
+
+    return [s for s in scenarios(PROFILE_NAMES, quick=False) if not s.second_sender]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("scenario", _scenarios(), ids=lambda s: f"{s.profile}-{s.fault or 'none'}-{s.phase}")
+def test_the_sequence_over_dds_never_jumps_and_damps_each_fault_in_every_phase(scenario):
+    faults, r = _dds_run(scenario)
+    robot, summary, out = r["robot"], r["summary"], r["stdout"]
+    print(faults.row(r), robot, os.getloadavg())
+    assert r["returncode"] == 0, r["stderr"][-3000:]
+    bound = max(summary["largest_target_step"].values(), default=0.0)
+    assert r["robot_steps"]["max_step"] <= 0.6 + 1e-4, r["robot_steps"]  # the rate limit's step at 50 Hz
+    assert bound <= 0.6 + 1e-9
+    if robot["max_lag_ms"] <= 50:  # behind real time, the robot's joints move on before the command: no check
+        assert r["robot_steps"]["max_first_offset"] <= faults.FIRST_OFFSET_TOL, r["robot_steps"]
+    phase, reason = faults.met(r)
+    late = [s["reason"] for s in summary["states"] if "missed deadline" in s["reason"]
+            or ("lost:" in s["reason"] and scenario.fault != "lost" and robot["max_lag_ms"] > 50)]
+    if late:
+        pytest.skip(f"this machine fell behind: {late[0]} (load {os.getloadavg()})")
+    if not scenario.fault:
+        assert (phase, reason) == ("policy", "e-stop: select on the remote (or e typed)"), summary["states"]
+        return
+    if phase != scenario.phase:
+        pytest.skip(f"the fault met the sequence in {phase!r} ({reason}): this machine fell behind")
+    assert NAMES[scenario.fault] in reason, out
+    assert robot["damping_after_ms"] is not None and robot["damping_after_ms"] <= 150, robot
+    assert robot["stiff_after_damping"] == 0, robot  # latched until the program ends
+    if scenario.fault == "bad_crc":
+        assert out.count("unitree: a low state with a wrong CRC") == 1 and summary["bad_crc"] > 0

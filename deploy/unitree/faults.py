@@ -5,10 +5,10 @@ the fault table of docs/deploy.md (and its tests, tests/test_unitree_faults.py).
 
 Each run starts ``deploy/unitree/simrobot.py`` (its own process) and ``python -m deploy.unitree`` (another), the
 remote pressing ``start`` at 0.3 s after the first command (pose over 1 s, hold from 1.3 s), ``A`` at 2.0 s (the
-policy), the sticks forward at 2.5 s and ``select`` at 4.5 s; the fault begins in the pose (0.8 s), the hold
-(1.65 s) or the policy (3.0 s). A row: the phase the fault met, the line the sequence printed, the time from the
-fault to the first damping command the robot got, and the largest target step at every change of phase (the
-sequence's guard, and the robot's own count over every command it applied).
+policy; the G1 hangs from a gantry until then), the sticks forward at 2.5 s and ``select`` at 4.5 s; the fault
+begins in the pose (0.8 s), the hold (1.65 s) or the policy (3.0 s). A row: the phase the fault met, the line the
+sequence printed, the time from the fault to the first damping command the robot got, and the largest target step
+at every change of phase (the sequence's guard, and the robot's own count over every command it applied).
 """
 
 from __future__ import annotations
@@ -32,11 +32,14 @@ ROOT = Path(__file__).resolve().parents[2]
 POLICIES = {"unitree_go2": ROOT / "docs" / "quadruped_policy.onnx",
             "unitree_g1": ROOT / "docs" / "humanoid_policy.onnx"}
 """The shipped policy run on each profile."""
+PROFILE_NAMES = tuple(POLICIES)
 REMOTE = (RemoteStep(0.3, ("start",)), RemoteStep(0.6), RemoteStep(2.0, ("A",)), RemoteStep(2.3),
           RemoteStep(2.5, command=(0.3, 0.0, 0.0)), RemoteStep(4.5, ("select",), (0.3, 0.0, 0.0)))
 """What the simulated robot's remote does (seconds after the first command)."""
 PHASES = {"pose": 0.8, "hold": 1.65, "policy": 3.0}
 """When a fault begins to land in each phase (seconds after the first command)."""
+GANTRY_S = {"unitree_g1": 2.0}
+"""The humanoid hangs from a gantry until the policy starts (``A`` at 2.0 s); the Go2 lies down under damping."""
 FIRST_OFFSET_TOL = 0.05
 """Robot-side check: the first stiff command's targets within this of the joints' positions then (rad)."""
 
@@ -85,7 +88,7 @@ def run(sc: Scenario, timeout_s: float = 120.0) -> dict[str, Any]:
         trace, log = Path(tmp) / "trace.json", Path(tmp) / "states.json"
         cfg = DdsSimConfig(SimRobotConfig(policy=str(policy), seconds=14.0), sc.profile, domain, REMOTE,
                            fault=sc.fault, fault_at_s=PHASES[sc.phase] if sc.fault else 0.0,
-                           second_sender=sc.second_sender, trace=str(trace))
+                           second_sender=sc.second_sender, trace=str(trace), gantry_s=GANTRY_S.get(sc.profile, 0.0))
         sim = subprocess.Popen([sys.executable, "-m", "deploy.unitree.simrobot", cfg.to_json()], cwd=ROOT, env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:

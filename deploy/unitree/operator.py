@@ -277,7 +277,7 @@ class Sequence:
         seen = ["run"]
 
         def on_tick(_t: float, _cmd: np.ndarray) -> None:
-            if ctl.safety.mode == "run" and self._pressed(self.cfg.stop_button, "e"):
+            if ctl.safety.mode != "estop" and self._pressed(self.cfg.stop_button, "e"):  # from a stance too
                 ctl.safety.trip("estop", f"e-stop: {self.cfg.stop_button} on the remote (or e typed)")
             if ctl.safety.mode != seen[-1]:
                 seen.append(ctl.safety.mode)

@@ -13,7 +13,8 @@ plus the checksum count) when the time is up or it gets SIGTERM.
 
 Faults a test injects (``DdsSimConfig.fault``, from ``fault_at_s`` after the first command on, to the end):
 ``frozen`` (the last low state republished as it was, same tick), ``bad_crc`` (low states with a wrong checksum),
-``lost`` (no more low states), ``nan`` (a NaN joint position); ``second_sender`` publishes idle commands on
+``lost`` (no more low states), ``nan`` (a NaN joint position); ``gantry_s`` holds the base up at first, as a
+humanoid hangs from its gantry while the sequence damps and poses it; ``second_sender`` publishes idle commands on
 ``rt/lowcmd`` from the start, as a robot whose sport mode still holds the low-level channel. The report says when
 the fault began and how long until the first damping command (every joint at zero stiffness) arrived; ``trace``
 writes every applied command (time, stiffness, target, the joints' positions then) for continuity checks.
@@ -84,6 +85,9 @@ class DdsSimConfig:
     """Another process's idle commands on rt/lowcmd at the state's rate, from the start."""
     trace: str = ""
     """A JSON file for every applied command ('': none)."""
+    gantry_s: float = 0.0
+    """The base is held where it started (a gantry, as a humanoid is started) until this long after the first
+    command (s; 0: free from the start)."""
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -138,6 +142,7 @@ class DdsLink:
         self.stiff_after_damping = 0
         """Commands with stiffness after the first damping one that followed the fault (latched damping: 0)."""
         self._sealed: Optional[bytes] = None
+        self._base = robot.data.qpos[robot.bq:robot.bq + 7].copy()
         self._other = None
         if cfg.second_sender:
             from deploy.unitree.robot import idle_command
@@ -174,7 +179,14 @@ class DdsLink:
         sticks = self.sticks.sticks(step.command) if step.command is not None else Remote()
         return Remote(frozenset(step.buttons), sticks.lx, sticks.ly, sticks.rx, sticks.ry)
 
+    def _gantry(self, now: float) -> None:
+        if self.cfg.gantry_s > 0 and (self.first is None or now < self.first + self.cfg.gantry_s):
+            r = self.robot
+            r.data.qpos[r.bq:r.bq + 7] = self._base
+            r.data.qvel[r.bv:r.bv + 6] = 0.0
+
     def receive(self) -> list[tuple[JointCommand, np.ndarray]]:
+        self._gantry(time.monotonic())
         out = []
         for s in self._reader.take(N=8):
             if not isinstance(s, self._cmd_type):  # a writer that went away (no data)
