@@ -6,6 +6,7 @@
     terms.py          every observation term: size, unit, meaning, what supplies it on a robot, its scale, noise
                       and mirror rule for training, and its numpy value from a robot's reading for deployment
     breakdown.py      the command bins the evaluators report their metrics by
+    motion.py         motion clips as data: the ``.npz`` clip format, its checks, numpy arithmetic on clips
 
 Both the trainer (``rl_core``, ``envs``) and the deployment side (``deploy``) import it; it imports neither.
 """

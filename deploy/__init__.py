@@ -7,7 +7,9 @@ What an exported file holds is the torch-free ``contract`` package (the metadata
     sim2sim.py      a locomotion policy in one plain MuJoCo simulation at the control rate
     terrain.py      its ground in numpy: heights from the scene's heightfield, the height scan, the tiles
     sim2sim_reach.py  a reaching policy in one plain MuJoCo simulation
+    sim2sim_track.py  a motion-tracking policy in one plain MuJoCo simulation, from the ONNX file alone
     runtime/        the robot-side runtime: Robot protocol, observation, safety layer, fixed-rate loop, timing
     simrobot.py     a simulated robot in its own process, real time, behind UDP on loopback
     rehearse.py     python -m deploy.rehearse policy.onnx: the runtime against the simulated robot, swept
+    unitree/        Unitree's low-level interface over DDS: the runtime's Robot on a real Go2 / Go1 / G1
 """
