@@ -123,3 +123,27 @@ def test_check_numbers_have_three_significant_digits_and_no_negative_zero():
     assert [num(x) for x in (28.5012, -0.0, 0.0, 100.0, 2.0, 0.25, 1234.5, 0.000123456, 2.4e-6, float("inf"))] == [
         "28.5", "0", "0", "100", "2", "0.25", "1234", "0.000123", "2.40e-06", "inf"]
     assert (pct(0.8), pct(0.0123), pct(-0.0)) == ("80%", "1.23%", "0%")
+
+
+def _go_like(**fields) -> RobotSpec:
+    from envs.robots.draft import draft
+
+    return dataclasses.replace(draft(ROOT / "examples" / "go_like" / "go_like.xml", "go").spec, **fields)
+
+
+def test_file_actuators_on_torque_motors_say_they_are_motors_and_name_the_fix():
+    """Issue 46, point 8: actuators='file' on a file of motors."""
+    _error(_go_like(actuators=FILE_ACTUATORS), "field actuators: 'file' needs one position actuator on joint "
+           "'FL_hip_joint': its actuator 'FL_hip' is a motor (torque), not a position servo; give actuators a tuple "
+           "of ActuatorGroup")
+
+
+def test_a_foot_geom_named_among_the_contact_bodies_is_called_a_foot_geom():
+    _error(_go_like(termination_contacts=("base", "FL")), "field termination_contacts: 'FL' matches no body but the "
+           "foot geom(s) FL: a foot's floor contacts are steps, not termination contacts")
+
+
+def test_a_group_matching_none_of_several_joints_names_them_all():
+    groups = (ActuatorGroup(".*_(hip|thigh)_joint", kp=20.0, kd=0.5, effort_limit=23.7),)
+    _error(_go_like(actuators=groups), "joints 'FL_calf_joint', 'FR_calf_joint', 'RL_calf_joint', 'RR_calf_joint' "
+           "are matched by no entry")

@@ -54,6 +54,10 @@ def assign(robot: str, field: str, patterns: Sequence[str], targets: Sequence[st
     for p, rx in zip(patterns, compiled, strict=True):
         if not any(rx.fullmatch(t) for t in targets):
             raise spec_error(robot, field, f"{p!r} matches no {_singular(what)}", targets, what)
+    unmatched = [t for t in targets if not any(rx.fullmatch(t) for rx in compiled)]
+    if len(unmatched) > 1:
+        raise spec_error(robot, field, f"joints {', '.join(map(repr, unmatched))} are matched by no entry", targets,
+                         what)
     out = []
     for t in targets:
         hits = [k for k, rx in enumerate(compiled) if rx.fullmatch(t)]

@@ -136,7 +136,11 @@ def _file_actuators(robot: RobotSpec, rspec: mujoco.MjSpec, m0: mujoco.MjModel, 
         if not ok:
             have = [f"{mujoco.mj_id2name(m0, mujoco.mjtObj.mjOBJ_ACTUATOR, a) or a}->{joints[m0.actuator_trnid[a, 0]]}"
                     for a in range(m0.nu)]
-            raise spec_error(name, "actuators", f"'file' needs one position actuator on joint {j!r}", have,
+            motor = len(acts) == 1 and m0.actuator_biastype[acts[0]] == mujoco.mjtBias.mjBIAS_NONE
+            why = (f": its actuator {mujoco.mj_id2name(m0, mujoco.mjtObj.mjOBJ_ACTUATOR, acts[0]) or acts[0]!r} is a "
+                   "motor (torque), not a position servo; give actuators a tuple of ActuatorGroup (kp, kd, "
+                   "effort_limit: python -m tools.new_robot drafts them)" if motor else "")
+            raise spec_error(name, "actuators", f"'file' needs one position actuator on joint {j!r}{why}", have,
                              "actuators")
         a = acts[0]
         source[a] = i

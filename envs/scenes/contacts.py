@@ -8,6 +8,7 @@ A geom collides when its contype or conaffinity is set, it is not on the world b
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -68,6 +69,12 @@ def _body_geoms(robot: RobotSpec, field: str, patterns: tuple[str, ...], m0: muj
                 colliding: list[int], foot_geoms: list[int]) -> tuple[list[int], list[int], list[str]]:
     """Collision geoms (feet excepted) of the bodies ``patterns`` match, the index of each one's body among the
     matched bodies, and those bodies' names."""
+    for p in patterns:  # a foot geom's name where a body's is wanted
+        feet = [m0.geom(g).name for g in foot_geoms if m0.geom(g).name and re.fullmatch(p, m0.geom(g).name)]
+        if feet and not any(re.fullmatch(p, b) for b in bodies):
+            raise UserError(f"robot spec '{robot.name}' field {field}: {p!r} matches no body but the foot geom(s) "
+                            f"{', '.join(feet)}: a foot's floor contacts are steps, not {field.split('_')[0]} "
+                            "contacts; leave it out (the field names bodies; the feet: foot_geoms / foot_bodies)")
     body_ids = match_each(robot.name, field, patterns, bodies, "bodies")
     geoms_of, body_of = [], []
     for k, b in enumerate(body_ids):
