@@ -1,0 +1,84 @@
+"""Clips cut and written in the formats ``formats.py`` reads: a frame or time range (Unitree's converter has
+``--frame_range``), our ``.npz`` and Unitree's LAFAN1 ``.csv`` (base x y z, quaternion x y z w, one angle per
+joint in the clip's joint order: give the robot file's order when it is read back); where a clip stands on its
+robot's floor (the lowest point of its collision geoms, frame by frame)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import mujoco
+import numpy as np
+
+from contract import motion
+from contract.errors import UserError
+from contract.motion import Clip
+
+
+def frame_range(clip: Clip, frames: str | None = None, seconds: str | None = None) -> tuple[int, int]:
+    """``[first, end)`` of ``frames`` ``A:B`` (Python slice: A included, B not, either may be empty) or of
+    ``seconds`` ``A:B`` (the frames whose time lies in [A, B]); one line for a bad or empty range."""
+    if (frames is None) == (seconds is None):
+        raise UserError("give one of --frames A:B or --seconds A:B")
+    text, what = (frames, "--frames") if frames is not None else (seconds, "--seconds")
+    assert text is not None
+    a_text, sep, b_text = text.partition(":")
+    try:
+        a = float(a_text) if a_text else None
+        b = float(b_text) if b_text else None
+    except ValueError:
+        a = b = math.nan
+    if not sep or (a is not None and not math.isfinite(a)) or (b is not None and not math.isfinite(b)):
+        raise UserError(f"{what}={text} is not allowed; expected A:B (numbers, either may be left out)")
+    if frames is not None:
+        first, end = slice(None if a is None else int(a), None if b is None else int(b)).indices(clip.frames)[:2]
+    else:
+        t = np.arange(clip.frames) / clip.fps
+        inside = np.nonzero((t >= (a if a is not None else -math.inf) - 1e-9)
+                            & (t <= (b if b is not None else math.inf) + 1e-9))[0]
+        first, end = (int(inside[0]), int(inside[-1]) + 1) if inside.size else (0, 0)
+    if end - first < 2:
+        raise UserError(f"{what}={text} keeps {max(end - first, 0)} frame(s) of the clip's {clip.frames} "
+                        f"({clip.duration:.3f} s at {clip.fps:g} fps); a clip needs 2 or more")
+    return first, end
+
+
+def trimmed(clip: Clip, first: int, end: int) -> Clip:
+    """Frames ``[first, end)`` of ``clip``."""
+    return Clip(clip.fps, clip.joint_names, clip.base_pos[first:end], clip.base_quat[first:end],
+                clip.joint_pos[first:end], clip.name)
+
+
+def write(clip: Clip, path: str | Path) -> Path:
+    """``clip`` as ``path``'s suffix says: ``.npz`` (ours) or ``.csv`` (LAFAN1); one line for another suffix."""
+    path = Path(path)
+    if path.suffix == ".npz":
+        return motion.save(clip, path)
+    if path.suffix == ".csv":
+        rows = np.concatenate([clip.base_pos, clip.base_quat[:, [1, 2, 3, 0]], clip.joint_pos], axis=1)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        np.savetxt(path, rows, delimiter=",", fmt="%.9g")
+        return path
+    raise UserError(f"--out={path} is not allowed; expected a file name ending in .npz (legged-mjx) or .csv "
+                    "(LAFAN1); mjlab's .npz holds every body's pose and is not written here")
+
+
+def lowest_points(model: mujoco.MjModel, qpos: np.ndarray, geoms: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Per frame of ``qpos [F, nq]``: the height of the lowest point of ``geoms`` (their bounding boxes, m) and
+    the body that holds it."""
+    data = mujoco.MjData(model)
+    corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], dtype=np.float64)
+    low, body = np.zeros(len(qpos)), np.zeros(len(qpos), dtype=np.int64)
+    for f, q in enumerate(qpos):
+        data.qpos[:] = q
+        mujoco.mj_kinematics(model, data)
+        best, where = math.inf, 0
+        for g in geoms:
+            center, half = model.geom_aabb[g, :3], model.geom_aabb[g, 3:]
+            local = center + corners * half  # [8, 3] in the geom's frame
+            z = float((data.geom_xpos[g][2] + local @ data.geom_xmat[g].reshape(3, 3)[2]).min())
+            if z < best:
+                best, where = z, int(model.geom_bodyid[g])
+        low[f], body[f] = best, where
+    return low, body
