@@ -58,12 +58,15 @@ class Scenario:
     """Another process sends rt/lowcmd from the start."""
 
 
-def robot_steps(trace: dict[str, Any]) -> dict[str, float]:
-    """From the robot's record of applied commands: the largest step between consecutive stiff commands and the
-    largest offset of a first stiff command (after damping) from the joints' positions then (rad)."""
+def robot_steps(trace: dict[str, Any], period: float = 0.02) -> dict[str, float]:
+    """From the robot's record of applied commands: the largest step between consecutive stiff commands per control
+    period (a robot keeps only the newest command: one that replaced an unread one spans as many periods as their
+    writer's timestamps differ), and the largest offset of a first stiff command (after damping) from the joints'
+    positions then (rad)."""
     step = first = 0.0
     last: Optional[np.ndarray] = None
-    for _t, kp, target, q in trace["commands"]:
+    last_ns = 0
+    for _t, kp, target, q, sent_ns in trace["commands"]:
         kp, target, q = np.asarray(kp), np.asarray(target), np.asarray(q)
         if not np.any(kp > 0):
             last = None
@@ -71,8 +74,9 @@ def robot_steps(trace: dict[str, Any]) -> dict[str, float]:
         if last is None:
             first = max(first, float(np.max(np.abs(target - q))))
         else:
-            step = max(step, float(np.max(np.abs(target - last))))
-        last = target
+            periods = max(1, round((sent_ns - last_ns) * 1e-9 / period)) if sent_ns and last_ns else 1
+            step = max(step, float(np.max(np.abs(target - last))) / periods)
+        last, last_ns = target, sent_ns
     return {"max_step": step, "max_first_offset": first}
 
 
@@ -124,6 +128,22 @@ def met(result: dict[str, Any]) -> tuple[str, str]:
     return "", ""
 
 
+def fell_behind(result: dict[str, Any]) -> str:
+    """Why this run says more about the machine's load than about the sequence ('' when it does not): a missed
+    deadline, a fault met in another phase than meant, or a silence of the simulated robot taken for a lost state."""
+    sc, robot = result["scenario"], result["robot"]
+    states = result["summary"].get("states", [])
+    late = [s["reason"] for s in states if "missed deadline" in s["reason"]]
+    if late:
+        return late[0]
+    phase, reason = met(result)
+    if "lost:" in reason and sc.fault != "lost" and robot.get("max_lag_ms", 0) > 50:
+        return f"the simulated robot lagged {robot['max_lag_ms']:.0f} ms"
+    if sc.fault and not sc.second_sender and phase != sc.phase:
+        return f"the fault met {phase!r}"
+    return ""
+
+
 def row(result: dict[str, Any]) -> str:
     """One line of the fault table (markdown)."""
     sc, robot = result["scenario"], result["robot"]
@@ -160,11 +180,17 @@ def main(argv: Optional[list[str]] = None) -> None:
     p = argparse.ArgumentParser(prog="python -m deploy.unitree.faults", description=__doc__.splitlines()[0])
     p.add_argument("--profile", choices=tuple(POLICIES), action="append", help="(default: both)")
     p.add_argument("--quick", action="store_true", help="each fault in the policy phase only")
+    p.add_argument("--tries", type=int, default=3,
+                   help="runs per row at most, while the machine's load spoils one (fell_behind)")
     args = p.parse_args(argv)
     print("| robot | fault | phase met | line printed | result |")
     print("|---|---|---|---|---|")
     for sc in scenarios(tuple(args.profile or POLICIES), args.quick):
-        print(row(run(sc)), flush=True)
+        for _ in range(args.tries):
+            result = run(sc)
+            if not fell_behind(result):
+                break
+        print(row(result), flush=True)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,8 @@ Faults a test injects (``DdsSimConfig.fault``, from ``fault_at_s`` after the fir
 humanoid hangs from its gantry while the sequence damps and poses it; ``second_sender`` publishes idle commands on
 ``rt/lowcmd`` from the start, as a robot whose sport mode still holds the low-level channel. The report says when
 the fault began and how long until the first damping command (every joint at zero stiffness) arrived; ``trace``
-writes every applied command (time, stiffness, target, the joints' positions then) for continuity checks.
+writes every applied command (time, stiffness, target, the joints' positions then, the writer's timestamp in ns)
+for continuity checks.
 """
 
 from __future__ import annotations
@@ -159,14 +160,14 @@ class DdsLink:
             self.fault_start = now
         return True
 
-    def _note(self, now: float, cmd: JointCommand) -> None:
+    def _note(self, now: float, cmd: JointCommand, sent_ns: int) -> None:
         if self.fault_start is not None and self.damped is None and not np.any(cmd.kp > 0):
             self.damped = now
         if self.damped is not None and np.any(cmd.kp > 0):
             self.stiff_after_damping += 1
         if self.cfg.trace:
             q = self.robot.data.qpos[self.robot.qadr]
-            self.trace.append([round(now - self.t0, 4), cmd.kp.tolist(), cmd.target.tolist(), q.tolist()])
+            self.trace.append([round(now - self.t0, 4), cmd.kp.tolist(), cmd.target.tolist(), q.tolist(), sent_ns])
 
     def remote_at(self, t: float) -> Remote:
         """The remote at monotonic time ``t`` (released before the first command)."""
@@ -207,7 +208,8 @@ class DdsLink:
             # kd (dq_des - dq) = kd dq_des - kd dq: the velocity target enters as a feed-forward torque
             cmd = JointCommand(np.array([m.q for m in motors]), on * np.array([m.kp for m in motors]), kd, tau)
             self.servo_commands += int(on.any())
-            self._note(now, cmd)
+            info = getattr(s, "sample_info", None)
+            self._note(now, cmd, int(info.source_timestamp) if info is not None else 0)
             out.append((cmd, self.sticks.command(self.remote_at(now))))
         return out
 
