@@ -7,7 +7,9 @@
 It says which network interface, domain, CycloneDDS version and robot profile it uses, which of the robot's
 joints the policy drives (by name) and which stay limp, then runs ``operator.Sequence``: wait for the low state,
 damping, default pose (remote ``start``), policy (remote ``A``; sticks: velocity), e-stop (remote ``select``). The
-keyboard does the same: ``s``, ``a``, ``e`` and Enter. ``--interface lo`` talks to the simulated robot on this
+keyboard does the same: ``s``, ``a``, ``e`` and Enter. It refuses to start while another process sends
+``rt/lowcmd``, and damps (latched) when no fresh low state comes (lost, frozen, wrong CRC, NaN: docs/deploy.md,
+"Faults"). ``--interface lo`` talks to the simulated robot on this
 machine (``deploy/unitree/simrobot.py``) with DDS kept on loopback.
 """
 

@@ -26,7 +26,7 @@ from typing import Any, Optional
 import numpy as np
 
 from deploy.unitree.dds import free_domain, loopback_config
-from deploy.unitree.simrobot import DdsSimConfig, RemoteStep
+from deploy.unitree.simrobot import MODE_MACHINE, DdsSimConfig, RemoteStep
 
 ROOT = Path(__file__).resolve().parents[2]
 POLICIES = {"unitree_go2": ROOT / "docs" / "quadruped_policy.onnx",
@@ -56,6 +56,8 @@ class Scenario:
     """Where the fault is meant to land (``PHASES``)."""
     second_sender: bool = False
     """Another process sends rt/lowcmd from the start."""
+    mode_machine: int = MODE_MACHINE
+    """``unitree_hg``: the robot variant the simulated G1 reports (0: none, refused at the start)."""
 
 
 def robot_steps(trace: dict[str, Any], period: float = 0.02) -> dict[str, float]:
@@ -92,7 +94,8 @@ def run(sc: Scenario, timeout_s: float = 120.0) -> dict[str, Any]:
         trace, log = Path(tmp) / "trace.json", Path(tmp) / "states.json"
         cfg = DdsSimConfig(SimRobotConfig(policy=str(policy), seconds=14.0), sc.profile, domain, REMOTE,
                            fault=sc.fault, fault_at_s=PHASES[sc.phase] if sc.fault else 0.0,
-                           second_sender=sc.second_sender, trace=str(trace), gantry_s=GANTRY_S.get(sc.profile, 0.0))
+                           mode_machine=sc.mode_machine, second_sender=sc.second_sender, trace=str(trace),
+                           gantry_s=GANTRY_S.get(sc.profile, 0.0))
         sim = subprocess.Popen([sys.executable, "-m", "deploy.unitree.simrobot", cfg.to_json()], cwd=ROOT, env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
@@ -102,6 +105,7 @@ def run(sc: Scenario, timeout_s: float = 120.0) -> dict[str, Any]:
             vel = any(n == "base_lin_vel" for n, _ in OnnxPolicy(str(policy)).metadata["obs_layout"])
             op = subprocess.run([sys.executable, "-m", "deploy.unitree", str(policy), "--interface", "lo", "--domain",
                                  str(domain), "--pose-seconds", "1", "--seconds", "4", "--log", str(log),
+                                 "--connect-timeout", "5" if sc.mode_machine else "2",
                                  *(["--base-velocity"] if vel else [])], cwd=ROOT, env=env, capture_output=True,
                                 text=True, timeout=timeout_s, stdin=subprocess.DEVNULL)
             sim.terminate()
@@ -132,6 +136,9 @@ def fell_behind(result: dict[str, Any]) -> str:
     """Why this run says more about the machine's load than about the sequence ('' when it does not): a missed
     deadline, a fault met in another phase than meant, or a silence of the simulated robot taken for a lost state."""
     sc, robot = result["scenario"], result["robot"]
+    refused = sc.second_sender or not sc.mode_machine
+    if not refused and result["returncode"] != 0:
+        return f"exit {result['returncode']}: " + (result["stderr"].strip().splitlines() or [""])[-1]
     states = result["summary"].get("states", [])
     late = [s["reason"] for s in states if "missed deadline" in s["reason"]]
     if late:
@@ -148,21 +155,26 @@ def row(result: dict[str, Any]) -> str:
     """One line of the fault table (markdown)."""
     sc, robot = result["scenario"], result["robot"]
     name = sc.profile.replace("unitree_", "").upper()
-    if sc.second_sender:
+    if sc.second_sender or not sc.mode_machine:
         line = result["stderr"].strip().splitlines()[-1] if result["stderr"].strip() else ""
-        return (f"| {name} | another rt/lowcmd sender | connect | `{line}` | refused, exit {result['returncode']}, "
+        what = "another rt/lowcmd sender" if sc.second_sender else "mode_machine 0"
+        return (f"| {name} | {what} | connect | `{line}` | refused, exit {result['returncode']}, "
                 f"{robot['servo_commands']} commands sent |")
+    if result["returncode"] != 0:
+        return f"| {name} | {sc.fault or 'none'} | | failed: {fell_behind(result)} | |"
     steps = result["summary"].get("largest_target_step", {})
     changes = ", ".join(f"{k} {v:.3f}" for k, v in steps.items() if ">" in k or "first" in k)
     rs = result["robot_steps"]
     robot_side = (f"robot: every step <= {rs.get('max_step', float('nan')):.3f}, "
                   f"first {rs.get('max_first_offset', 0):.3f}")
+    behind = fell_behind(result)
+    note = f" (spoiled by the machine's load: {behind})" if behind else ""
     if not sc.fault:
-        return f"| {name} | none (select at 4.5 s) | all | steps at changes: {changes} | {robot_side} |"
+        return f"| {name} | none (select at 4.5 s) | all{note} | steps at changes: {changes} | {robot_side} |"
     phase, reason = met(result)
     ms = robot.get("damping_after_ms")
     when = "never" if ms is None else f"{ms:.0f} ms"
-    return f"| {name} | {sc.fault} | {phase or '?'} | `{reason}` | damping after {when}; {robot_side} |"
+    return f"| {name} | {sc.fault} | {phase or '?'}{note} | `{reason}` | damping after {when}; {robot_side} |"
 
 
 def scenarios(profiles: tuple[str, ...], quick: bool) -> list[Scenario]:
@@ -173,6 +185,8 @@ def scenarios(profiles: tuple[str, ...], quick: bool) -> list[Scenario]:
             for phase in (("policy",) if quick else tuple(PHASES)):
                 out.append(Scenario(p, fault, phase))
         out.append(Scenario(p, second_sender=True))
+        if p == "unitree_g1":
+            out.append(Scenario(p, mode_machine=0))
     return out
 
 

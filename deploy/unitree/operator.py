@@ -253,11 +253,14 @@ class Sequence:
         return self._hold(lambda s, _t: self.damping_command(s),
                           lambda _s, _t: self._pressed(self.cfg.start_button, "s"))
 
-    def default_pose(self, state: RobotState) -> str:
-        q0 = np.asarray(state.joint_pos, dtype=np.float64)[self.ctl.driven]
+    def default_pose(self) -> str:
         self.log("pose", f"to the default pose over {self.cfg.pose_s:g} s at the policy's gains")
+        start: list[np.ndarray] = []
 
         def move(s: RobotState, t: float) -> JointCommand:
+            if not start:  # from where the joints are at the first stiff command
+                start.append(np.asarray(s.joint_pos, dtype=np.float64)[self.ctl.driven])
+            q0 = start[0]
             a = min(1.0, t / self.cfg.pose_s) if self.cfg.pose_s > 0 else 1.0
             return self._command(s, q0 + a * (self.pose - q0), self.kp, self.kd)
 
@@ -301,10 +304,10 @@ class Sequence:
         """The whole sequence; Ctrl-C at any point ends it with damping."""
         summary: dict[str, Any] = {}
         try:
-            state = self.connect()
+            self.connect()
             step = self.damping()
             if step == "done":
-                step = self.default_pose(self.io.read() or state)
+                step = self.default_pose()
             if step == "done":
                 summary = self.policy()
             elif step == "estop":  # latched until the time is up or Ctrl-C
