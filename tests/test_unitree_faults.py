@@ -204,6 +204,18 @@ def test_another_lowcmd_sender_refuses_the_start_in_one_line_with_nothing_sent()
     assert r["robot"]["servo_commands"] == 0 and "] connected" not in r["stdout"]
 
 
+@pytest.mark.slow
+def test_a_g1_without_mode_machine_is_not_started():
+    from deploy.unitree.faults import Scenario
+
+    faults, r = _dds_run(Scenario("unitree_g1", mode_machine=0))
+    assert r["returncode"] == 2 and r["robot"]["servo_commands"] == 0, r["stdout"][-2000:]
+    assert r["stdout"].count("unitree: the G1's low state has no mode_machine (0)") == 1, r["stdout"]
+    err = r["stderr"].strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: unitree: no fresh low state on rt/lowstate within 2 s"), err
+    assert "low state(s) with a missing or changed mode_machine" in err[0]
+
+
 def _scenarios():
     import importlib.util
 
@@ -211,7 +223,7 @@ def _scenarios():
         return []
     from deploy.unitree.faults import PROFILE_NAMES, scenarios
 
-    return [s for s in scenarios(PROFILE_NAMES, quick=False) if not s.second_sender]
+    return [s for s in scenarios(PROFILE_NAMES, quick=False) if not s.second_sender and s.mode_machine]
 
 
 @pytest.mark.slow
