@@ -1,6 +1,6 @@
 """Issue 37's cases 1-8, each on a Menagerie-style model written here (tests/menagerie_models.py): the robot
 check's advice names the right fix, and ``fix`` (``check_robot --fix``) reaches an OK verdict with gains within the
-physical bounds (kp between KP_PER_EFFORT x the effort limit, damping ratio at most MAX_DAMPING)."""
+makers' band of each motor (``envs/robot_check/band.py``) and a damping ratio of at most MAX_DAMPING."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 from envs.robot_check import advice
-from envs.robot_check.fix import KP_PER_EFFORT, MAX_DAMPING, FixResult, fix
+from envs.robot_check.band import band
+from envs.robot_check.fix import MAX_DAMPING, FixResult, fix
 from envs.robot_check.rollouts import ResetSpread, solver_trial
 from envs.robot_check.trials import Sim, quiet_mujoco_warnings
 from envs.robot_check.verdict import evaluate, render, solver_search
@@ -87,15 +88,16 @@ def _check(spec: RobotSpec, rollouts: int = FEW) -> dict:
 
 
 def _fixed(spec: RobotSpec, rollouts: int = FEW) -> FixResult:
-    """``fix`` reaches OK (or WARN) with every group's kp within KP_PER_EFFORT of its effort limit and a damping
-    ratio of at most MAX_DAMPING."""
+    """``fix`` reaches OK (or WARN) with every group's kp within its band and a damping ratio of at most
+    MAX_DAMPING."""
     result = fix(spec, SPREAD, rollouts=rollouts)
     report = dict(result.report, task=spec.name, seconds=result.seconds)
     assert result.report["verdict"] in ("OK", "WARN"), render(report) + "\n" + "\n".join(result.log)
     groups = result.spec.actuators
     assert not isinstance(groups, str)
-    for g in groups:
-        assert KP_PER_EFFORT[0] * g.effort_limit <= g.kp <= KP_PER_EFFORT[1] * g.effort_limit, g
+    for s in result.report["step_response"]:
+        b = band(s["effort"], s["armature"])
+        assert 0.99 * b.low <= s["kp"] <= 1.01 * b.high, (s["group"], s["kp"], b.text())
     before = spec.actuators if not isinstance(spec.actuators, str) else ()
     changed = [g.joints for g in groups if g not in before]
     for s in result.report["step_response"]:  # the damping ratio of what the search changed

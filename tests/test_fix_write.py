@@ -83,3 +83,52 @@ def test_fix_write_on_a_robot_file(tmp_path):
     assert not isinstance(fixed.actuators, str) and fixed.actuators[0].kd > 0
     again = tool()
     assert again.returncode == 0 and "--fix: nothing to change" in again.stdout, again.stdout + again.stderr
+
+
+DRAFTED = '''"""A drafted robot file (its groups say where their values came from)."""
+from pathlib import Path
+
+from envs.robots.spec import ActuatorGroup, FootGeom, RobotSpec
+
+ANYC = RobotSpec(
+    name="anyc",
+    mjcf=Path(__file__).with_name("anymal_c.xml"),
+    base_body="base",
+    joints=("LF_.*", "RF_.*", "LH_.*", "RH_.*"),
+    default_pose={".*_HAA": 0.0, ".F_HFE": 0.4, ".H_HFE": -0.4, ".F_KFE": -0.8, ".H_KFE": 0.8},
+    actuators=(
+        # no actuator in the file: effort limit guessed as the robot's weight x 0.1 m (check the motor's datasheet)
+        ActuatorGroup(joints=".*_HAA", kp=51.0, kd=1.28, effort_limit=51.0),
+        # kp = 1 x effort limit, kd = kp x 0.025
+        ActuatorGroup(joints=".*_(HFE|KFE)", kp=80.0, kd=2.0, effort_limit=80.0),
+    ),
+    action_scale=0.25,
+    base_height=0.62,
+    foot_geoms=(FootGeom(".._SHANK", geom_class="foot"),),
+)
+'''
+
+
+def test_fix_write_keeps_the_drafts_provenance_comments(tmp_path):
+    """Issue 46, point 6: the changed group is rewritten in place under its provenance comment, with a line saying
+    what --fix changed and why; the unchanged group and its comment stay; lines stay within 120 characters."""
+    from envs.robots.draft_edit import edited_keeping_comments
+
+    path = write(tmp_path, "anyc.py", DRAFTED)
+    write(tmp_path, "anymal_c.xml", anymal_c_xml())
+    old = _spec(path)
+    assert not isinstance(old.actuators, str)
+    groups = (dataclasses.replace(old.actuators[0], kp=40.0, kd=1.0), old.actuators[1])
+    new = dataclasses.replace(old, actuators=groups, sim=SimOverrides(iterations=8, ls_iterations=10))
+    why = ".*_HAA: kp 51 -> 40, kd 1.28 -> 1 (into the makers' band " + "kp 15-40 (0.75 x effort limit 51 N m) " * 3
+    text = edited_keeping_comments(DRAFTED, "ANYC", old, new, [why + ")", ".*_KFE: unrelated"])
+    for kept in ("# no actuator in the file: effort limit guessed as the robot's weight x 0.1 m (check the motor's",
+                 "        # kp = 1 x effort limit, kd = kp x 0.025\n        ActuatorGroup(joints=\".*_(HFE|KFE)\", "
+                 "kp=80.0"):
+        assert kept in text
+    assert ("        # check_robot --fix: kp 51 -> 40, kd 1.28 -> 1 (into the makers' band" in text
+            and "ActuatorGroup(joints=\".*_HAA\", kp=40.0, kd=1.0, effort_limit=51.0)," in text)
+    assert "unrelated" not in text and "sim=SimOverrides(iterations=8, ls_iterations=10)" in text
+    assert max(len(line) for line in text.splitlines()) <= 120
+    path.write_text(text)
+    assert _spec(path) == new

@@ -79,7 +79,8 @@ def _fix(task: TaskSpec, seconds: float, write: bool, rollouts: int) -> dict:
     from envs.robot_check.fix import fix
     from envs.robot_check.verdict import env_config, render, robot_of, spread_of
     from envs.robot_check.text import num
-    from envs.robots.spec_source import changed_fields, diff, edited, spec_location, value_source, write_atomic
+    from envs.robots.draft_edit import edited_keeping_comments
+    from envs.robots.spec_source import changed_fields, diff, spec_location, value_source, write_atomic
     from contract.errors import UserError
 
     cfg = env_config(task)
@@ -106,7 +107,7 @@ def _fix(task: TaskSpec, seconds: float, write: bool, rollouts: int) -> dict:
         return report
     path, var = where
     before = path.read_text()
-    after = edited(before, var, spec, result.spec, comment="check_robot --fix")
+    after = edited_keeping_comments(before, var, spec, result.spec, result.changes)
     print(diff(path, before, after), end="")
     if write:
         write_atomic(path, after)

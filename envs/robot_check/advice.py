@@ -10,6 +10,7 @@ from pathlib import Path
 
 import mujoco
 
+from envs.robot_check.band import band, makers_text
 from envs.robot_check.rollouts import SolverTrial, rate_text
 from envs.robot_check.servo import StepResponse
 from envs.robot_check.text import num, pct
@@ -88,8 +89,45 @@ def unstable(s: StepResponse) -> bool:
 
 
 def kd_for(s: StepResponse, ratio: float = TARGET_DAMPING) -> float:
-    """The kd that gives the group's worst joint ``ratio`` (its joint damping aside)."""
-    return 2.0 * ratio * math.sqrt(max(s.kp, 0.0) * max(s.inertia, 0.0))
+    """The kd that gives the group's worst joint ``ratio``, its joint damping counted (0 when that alone does)."""
+    return max(0.0, 2.0 * ratio * math.sqrt(max(s.kp, 0.0) * max(s.inertia, 0.0)) - s.joint_damping)
+
+
+def file_damping(s: StepResponse) -> str:
+    """``; the joint damping=2 already gives damping ratio 1.1 at kd 0, friction loss 0.2 N m`` (or "")."""
+    parts = []
+    if s.joint_damping > 0:
+        parts.append(f"the joint damping={num(s.joint_damping)} already gives damping ratio {num(s.kd_alone())} at "
+                     "kd 0")
+    if s.frictionloss > 0:
+        parts.append(f"friction loss {num(s.frictionloss)} N m")
+    return "; " + ", ".join(parts) if parts else ""
+
+
+def _rise(s: StepResponse, f: Findings) -> None:
+    """A slow step response: a note for a held group (held joints never step) or at the band's top kp (the motor's
+    limit), else advice naming kp's room in the band and whether kd (or the joint damping) slows it."""
+    b = band(s.effort, s.armature)
+    what = f"{s.group}: rise time {num(s.rise_time)} s for a {num(s.step)} rad step"
+    if s.held:
+        f.notes.append(f"{what} (held: held joints never step; their gains only hold the pose)")
+        return
+    lower = (f" or lower kd (now {num(s.kd)}) to about {num(kd_for(s))}" if s.kd > 1.2 * kd_for(s) else "")
+    if s.kp >= 0.999 * min(b.high, b.rule_kp) and not lower:
+        f.notes.append(f"{what} at kp {num(s.kp)}, the makers' rule or above ({b.text()}): as fast as makers run it"
+                       f"{file_damping(s)}")
+        return
+    f.advice.append(f"{what}: raise kp (now {num(s.kp)}; band {num(b.low)}-{num(b.high)}){lower}{file_damping(s)}")
+
+
+def _above_band(s: StepResponse, f: Findings) -> None:
+    """A kp above the makers' band, with the band and the makers' values for that size of motor: advice for the
+    robot file's own servos, a note for gains the spec sets (chosen by hand: the built-in humanoid's)."""
+    b = band(s.effort, s.armature)
+    if s.kp > 1.001 * b.high:
+        (f.advice if s.from_file else f.notes).append(
+            f"{s.group}: kp {num(s.kp)} is above the makers' band for this motor ({b.text()}; effort limit "
+            f"{num(s.effort)} N m): lower kp; {makers_text(s.effort)}")
 
 
 def servo_findings(steps: list[StepResponse], timestep: float, euler: bool, f: Findings) -> list[StepResponse]:
@@ -112,13 +150,13 @@ def servo_findings(steps: list[StepResponse], timestep: float, euler: bool, f: F
         if s.overshoot > OVERSHOOT:
             f.advice.append(f"{s.group}: step response overshoots by {pct(s.overshoot)} (damping ratio "
                             f"{num(s.damping_ratio)}): raise kd (now {num(s.kd)}) to about {num(kd_for(s))}, or "
-                            "add armature")
+                            f"add armature{file_damping(s)}")
         if s.steady_state_error > STEADY_STATE:
             f.advice.append(f"{s.group}: {pct(s.steady_state_error)} of the {num(s.step)} rad step left after 0.5 s: "
                             f"raise kp (now {num(s.kp)})")
         elif s.rise_time > RISE_TIME:
-            f.advice.append(f"{s.group}: rise time {num(s.rise_time)} s for a {num(s.step)} rad step: raise kp (now "
-                            f"{num(s.kp)}) or lower kd (now {num(s.kd)})")
+            _rise(s, f)
+        _above_band(s, f)
     return bad
 
 
@@ -190,8 +228,8 @@ def pose_off(stand: Standing, robot: ResolvedRobot) -> dict[str, float]:
 
 
 def stands(stand: Standing, robot: ResolvedRobot) -> bool:
-    """No divergence, no fall, no sag, no joint too far from its pose."""
-    return (stand.diverged_at is None and stand.tilt <= FALL_TILT
+    """No divergence, no fall, no sag, no feet sliding (free standing), no joint too far from its pose."""
+    return (stand.diverged_at is None and stand.tilt <= FALL_TILT and not (sliding(stand) and not stand.supported)
             and stand.base_height >= SAG * robot.spec.base_height and not pose_off(stand, robot))
 
 
@@ -232,6 +270,9 @@ def standing_findings(robot: ResolvedRobot, stand: Standing, steps: list[StepRes
     elif fired:
         f.problems.append(f"{', '.join(fired)} contacts fire {how} (base at {num(stand.base_height)} m of "
                           f"{num(target)} m): check default_pose and foot_geoms / foot_bodies")
+    elif sliding(stand) and not stand.supported:
+        f.problems.append(f"the feet slide standing still ({drift_text(stand)}; bound {num(SLIDE)} m"
+                          f"{'; ' + far if far else ''}): {slide_fix(*contact)}")
     elif ratio > 1.02:
         f.advice.append(f"base settles at {num(stand.base_height)} m, above base_height {num(target)} m: the reset "
                         f"puts the feet into the floor; raise base_height")

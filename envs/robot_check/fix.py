@@ -1,17 +1,20 @@
 """``check_robot --fix``: settings that pass the whole robot check, found by search within physical bounds.
 
 1. Gains, per actuator group, trained and held groups alike, judged by standing (a biped: with the base supported)
-   and the step responses at a converged solver (100 / 50): an undamped or overshooting servo gets the kd of
-   TARGET_DAMPING; a sag or a fall raises kp by KP_STEP (kd in proportion) of the groups whose joints are furthest
-   from their pose, to at least KP_PER_EFFORT[0] and never above KP_PER_EFFORT[1] x the group's effort limit;
-   feet sliding under contact settings other than the robot file's get the file's back; once it stands, a slow or
-   short step response (the check's advice) raises that group's kp within the bounds. A file's own servos
+   and the step responses at a converged solver (100 / 50). First every group's kp is brought into the makers'
+   band of its motor (``band.py``: mjlab's armature rule, or a stiffness per effort limit): lowered as well as
+   raised, kd in proportion and at most the band's. Then an undamped or overshooting servo gets the kd of
+   TARGET_DAMPING, the joint damping of the file counted; a sag or a fall raises kp by KP_STEP (kd in proportion)
+   of the groups whose joints are furthest from their pose, never above the band; feet sliding under contact
+   settings other than the robot file's get the file's back; once it stands, a slow or short step response lowers
+   a kd above what TARGET_DAMPING needs (the file's joint damping counted), else raises that trained group's kp up
+   to the rule's kp at most (held groups never step: never raised for it). A file's own servos
    (``actuators="file"``) become actuator groups only when a gain has to change.
-2. Solver settings, cheapest first: the iterations of ITERATION_LADDER, at each the pyramidal cone then the
-   elliptic one (a pyramidal cone costs less per iteration), at the spec's impratio (the robot file's, unless the
-   spec or step 1 changed it; then the file's after it); each candidate judged by the whole check (standing,
-   SCREEN_ROLLOUTS random rollouts, then ROLLOUTS: a divergence rate of 1e-5 per step is seen). The first that
-   passes is taken.
+2. Solver settings, cheapest first: the iterations of ITERATION_LADDER at the contact model the spec runs (the
+   robot file's cone and impratio unless the spec sets them); only if none passes, the other cone (a pyramidal
+   cone at impratio 1: MuJoCo advises against a high impratio with it), said in one line with the reason. Each
+   candidate is judged by the whole check (standing, feet not sliding, SCREEN_ROLLOUTS random rollouts, then
+   ROLLOUTS: a divergence rate of 1e-5 per step is seen). The first that passes is taken.
 
 The result is a RobotSpec; ``envs/robots/spec_source.py`` turns it into a diff of the robot file.
 """
@@ -28,7 +31,9 @@ from typing import Any
 import mujoco
 
 from envs.robot_check.advice import (DIVERGENCE_RATE, OVERSHOOT, RISE_TIME, STEADY_STATE, TARGET_DAMPING, Contact,
-                                     Findings, file_contact, model_contact, servo_findings, sliding, stands)
+                                     Findings, file_contact, file_damping, kd_for, model_contact, servo_findings,
+                                     sliding, stands)
+from envs.robot_check.band import Band, band
 from envs.robot_check.rollouts import ROLLOUTS, ResetSpread, SolverTrial, solver_trial
 from envs.robot_check.servo import StepResponse, step_response
 from envs.robot_check.text import num
@@ -39,9 +44,6 @@ from envs.robots.resolved import ResolvedRobot
 from envs.robots.spec import ActuatorGroup, RobotSpec
 from envs.scenes.assemble import build
 
-KP_PER_EFFORT = (0.3, 2.5)
-"""kp (N m / rad) per N m of effort limit that robot makers run: Unitree's and ANYbotics' own gains lie between
-0.3 and 2 x the motor's torque limit (a servo saturating after 0.4 to 3 rad of error)."""
 KP_STEP = 1.5
 """kp grows by this factor per round of the gain search (kd by its square root: the damping ratio stays)."""
 MAX_DAMPING = 1.5
@@ -87,11 +89,10 @@ def fix(spec: RobotSpec, spread: ResetSpread, collisions: str = "full", seconds:
     return out
 
 
-def effort_bounds(effort: float, kp: float) -> tuple[float, float]:
-    """(lowest, highest) kp for a servo of this effort limit (KP_PER_EFFORT; around ``kp`` when unlimited)."""
-    if not math.isfinite(effort) or effort >= UNLIMITED_EFFORT:
-        return kp / 4.0, kp * 4.0
-    return KP_PER_EFFORT[0] * effort, KP_PER_EFFORT[1] * effort
+def group_band(g: ActuatorGroup, s: StepResponse) -> Band:
+    """The makers' band of a group (its effort limit; its armature, else the joint's in the model)."""
+    effort = g.effort_limit if g.effort_limit < UNLIMITED_EFFORT else math.inf
+    return band(effort, g.armature if g.armature is not None else s.armature)
 
 
 def as_groups(spec: RobotSpec, robot: ResolvedRobot) -> tuple[ActuatorGroup, ...]:
@@ -144,6 +145,9 @@ def _adjust(spec: RobotSpec, robot: ResolvedRobot, stand: Standing, steps: list[
     opt = robot.model.opt
     euler = opt.integrator == mujoco.mjtIntegrator.mjINT_EULER
     bad = servo_findings(steps, opt.timestep, euler, Findings())
+    banded = _into_band(spec, robot, steps, out)
+    if banded is not None:
+        return banded
     loose = [s for s in steps if s in bad or s.overshoot > OVERSHOOT]
     if loose:
         return _damp(spec, robot, loose, euler, out)
@@ -163,6 +167,25 @@ def _group_index(groups: tuple[ActuatorGroup, ...], joint: str) -> int:
     return next(k for k, g in enumerate(groups) if re.fullmatch(g.joints, joint))
 
 
+def _into_band(spec: RobotSpec, robot: ResolvedRobot, steps: list[StepResponse], out: FixResult
+               ) -> RobotSpec | None:
+    """Each group's kp brought into its band (lowered or raised; kd in proportion, at most the band's)."""
+    groups = list(as_groups(spec, robot))
+    changed = False
+    for s in steps:
+        k = _group_index(tuple(groups), s.joints[0])
+        g = groups[k]
+        b = group_band(g, s)
+        kp = _round(b.clamp(g.kp))
+        kd = _round(min(g.kd * math.sqrt(kp / max(g.kp, 1e-9)), b.kd_high))
+        if kp != g.kp and not (b.low <= g.kp <= b.high):
+            groups[k] = dataclasses.replace(g, kp=kp, kd=kd)
+            out.changes.append(f"{g.joints}: kp {num(g.kp)} -> {num(kp)}, kd {num(g.kd)} -> {num(kd)} (into the "
+                               f"makers' band {b.text()})")
+            changed = True
+    return dataclasses.replace(spec, actuators=tuple(groups)) if changed else None
+
+
 def _damp(spec: RobotSpec, robot: ResolvedRobot, loose: list[StepResponse], euler: bool,
           out: FixResult) -> RobotSpec | None:
     groups = list(as_groups(spec, robot))
@@ -170,11 +193,13 @@ def _damp(spec: RobotSpec, robot: ResolvedRobot, loose: list[StepResponse], eule
     for s in loose:
         k = _group_index(tuple(groups), s.joints[0])
         g = groups[k]
-        target = 2.0 * TARGET_DAMPING * math.sqrt(g.kp * max(s.inertia, 1e-12))
+        target = min(kd_for(dataclasses.replace(s, kp=g.kp)), group_band(g, s).kd_high)
         if s.damping_ratio < TARGET_DAMPING and target > g.kd:
             groups[k] = dataclasses.replace(g, kd=_round(target))
+            joint = f", the joint damping {num(s.joint_damping)} counted" if s.joint_damping else ""
             out.changes.append(f"{g.joints}: kd {num(g.kd)} -> {num(groups[k].kd)} (damping ratio "
-                               f"{num(s.damping_ratio)} -> {num(TARGET_DAMPING)}; the servo overshot or oscillated)")
+                               f"{num(s.damping_ratio)} -> {num(TARGET_DAMPING)}{joint}; the servo overshot or "
+                               "oscillated)")
             changed = True
     if changed:
         return dataclasses.replace(spec, actuators=tuple(groups))
@@ -185,23 +210,26 @@ def _damp(spec: RobotSpec, robot: ResolvedRobot, loose: list[StepResponse], eule
     return None
 
 
-def _raised(spec: RobotSpec, robot: ResolvedRobot, wanted: list[tuple[str, str]], out: FixResult
-            ) -> RobotSpec | None:
-    """kp x KP_STEP (at least the lower bound, at most the upper one; kd x the square root of the factor: the
-    damping ratio stays) for the group of each (joint, why) of ``wanted``, once per group; None: none could rise."""
+def _raised(spec: RobotSpec, robot: ResolvedRobot, steps: list[StepResponse], wanted: list[tuple[str, str]],
+            out: FixResult, to_rule: bool = False) -> RobotSpec | None:
+    """kp x KP_STEP (within the group's band, or up to its rule's kp with ``to_rule``; kd x the square root of the
+    factor: the damping ratio stays) for the group of each (joint, why) of ``wanted``, once per group; None: none
+    could rise."""
     groups = list(as_groups(spec, robot))
     raised: list[int] = []
     for joint, why in wanted:
         k = _group_index(tuple(groups), joint)
         g = groups[k]
-        low, high = effort_bounds(g.effort_limit, g.kp)
+        s = next(x for x in steps if joint in x.joints)
+        b = group_band(g, s)
+        low, high = b.low, min(b.high, b.rule_kp) if to_rule else b.high
         if k in raised or g.kp >= high * 0.999:
             continue
         kp = min(max(g.kp * KP_STEP, low), high)
         groups[k] = dataclasses.replace(g, kp=_round(kp), kd=_round(g.kd * math.sqrt(kp / g.kp)))
         raised.append(k)
-        out.changes.append(f"{g.joints}: kp {num(g.kp)} -> {num(groups[k].kp)}, kd {num(g.kd)} -> "
-                           f"{num(groups[k].kd)} ({why})")
+        kd = f", kd {num(g.kd)} -> {num(groups[k].kd)}" if groups[k].kd != g.kd else ""
+        out.changes.append(f"{g.joints}: kp {num(g.kp)} -> {num(groups[k].kp)}{kd} ({why})")
     return dataclasses.replace(spec, actuators=tuple(groups)) if raised else None
 
 
@@ -210,16 +238,36 @@ def _stiffen(spec: RobotSpec, robot: ResolvedRobot, stand: Standing, steps: list
     """Raise kp of the groups of the joints furthest from their pose (off by at least half the worst)."""
     worst = max((abs(e) for e in stand.pose_error.values()), default=0.0)
     supported = " with the base supported" if stand.supported else ""
-    return _raised(spec, robot, [(j, f"{j} {num(e)} rad off its pose{supported}") for j, e in stand.pose_error.items()
-                                 if abs(e) >= 0.5 * worst], out)
+    return _raised(spec, robot, steps, [(j, f"{j} {num(e)} rad off its pose{supported}")
+                                        for j, e in stand.pose_error.items() if abs(e) >= 0.5 * worst], out)
 
 
 def _quicken(spec: RobotSpec, robot: ResolvedRobot, steps: list[StepResponse], out: FixResult) -> RobotSpec | None:
-    """Raise kp of the groups whose step response is slow or falls short (the check's advice)."""
-    slow = [s for s in steps if s.steady_state_error > STEADY_STATE or (s.rise_time > RISE_TIME and not s.step_limited)]
-    return _raised(spec, robot, [(s.joints[0], f"step response: rise {num(s.rise_time)} s, "
+    """Raise kp of the trained groups whose step response is slow or falls short (the check's advice; held joints
+    never step)."""
+    slow = [s for s in steps if not s.held and (s.steady_state_error > STEADY_STATE
+                                                or (s.rise_time > RISE_TIME and not s.step_limited))]
+    eased = _eased(spec, robot, [s for s in slow if s.kd > 1.2 * kd_for(s)], out)
+    if eased is not None:
+        return eased
+    return _raised(spec, robot, steps, [(s.joints[0], f"step response: rise {num(s.rise_time)} s, "
                                               f"{num(100 * s.steady_state_error)}% left after 0.5 s") for s in slow],
-                   out)
+                   out, to_rule=True)
+
+
+def _eased(spec: RobotSpec, robot: ResolvedRobot, slow: list[StepResponse], out: FixResult) -> RobotSpec | None:
+    """kd lowered to what TARGET_DAMPING needs (the joint damping counted) on slow groups damped beyond it."""
+    if not slow:
+        return None
+    groups = list(as_groups(spec, robot))
+    for s in slow:
+        k = _group_index(tuple(groups), s.joints[0])
+        g = groups[k]
+        kd = _round(kd_for(s))
+        groups[k] = dataclasses.replace(g, kd=kd)
+        out.changes.append(f"{g.joints}: kd {num(g.kd)} -> {num(kd)} (rise {num(s.rise_time)} s at damping ratio "
+                           f"{num(s.damping_ratio)}{file_damping(s)})")
+    return dataclasses.replace(spec, actuators=tuple(groups))
 
 
 def _round(x: float) -> float:
@@ -227,10 +275,18 @@ def _round(x: float) -> float:
     return float(f"{x:.3g}")
 
 
-def _contacts(robot: ResolvedRobot) -> list[Contact]:
-    """At the spec's impratio, then at the robot file's: the pyramidal cone, then the elliptic one."""
-    now, file = model_contact(robot.model), file_contact(robot)
-    return list(dict.fromkeys(Contact(cone, c.impratio) for c in (now, file) for cone in ("pyramidal", "elliptic")))
+HIGH_IMPRATIO = 10.0
+"""A pyramidal cone is never left with an impratio above this (MuJoCo's reference advises against it)."""
+
+
+def _contacts(robot: ResolvedRobot) -> tuple[list[Contact], list[Contact]]:
+    """(the contact model the spec runs, unless a pyramidal cone with a high impratio; the departures from it, tried
+    only when it fails: the other cone, a pyramidal one at impratio 1)."""
+    now = model_contact(robot.model)
+    other = Contact("elliptic", max(now.impratio, 1.0)) if now.cone == "pyramidal" else Contact("pyramidal", 1.0)
+    if now.cone == "pyramidal" and now.impratio > HIGH_IMPRATIO:
+        return [], [other, Contact("pyramidal", 1.0)]
+    return [now], [other]
 
 
 def _solver(spec: RobotSpec, collisions: str, spread: ResetSpread, seconds: float, out: FixResult,
@@ -238,15 +294,19 @@ def _solver(spec: RobotSpec, collisions: str, spread: ResetSpread, seconds: floa
     """Step 2 of the module docstring."""
     robot = build(spec, collisions)
     file = file_contact(robot)
-    contacts = _contacts(robot)
-    tiers = [contacts[:2], contacts[2:]]
+    kept, departures = _contacts(robot)
     own = model_contact(robot.model)
-    for it, ls, contact in [(it, ls, c) for tier in tiers for it, ls in ITERATION_LADDER for c in tier]:
+    failed = "none tried"
+    for it, ls, contact in [(it, ls, c) for tier in (kept, departures) for it, ls in ITERATION_LADDER for c in tier]:
         cand = _with_solver(spec, it, ls, contact, file)
         rb = build(cand, collisions)
         what = f"solver {it} / {ls}, {contact.text()}"
-        if not stands(judged_standing(rb, seconds)[0], rb):
-            out.log.append(f"{what}: does not stand")
+        stand = judged_standing(rb, seconds)[0]
+        if not stands(stand, rb):
+            drift = max(stand.foot_drift.values(), default=0.0)
+            out.log.append(f"{what}: does not stand (base {num(stand.base_height)} m, tilt "
+                           f"{num(math.degrees(stand.tilt))} deg, feet slide up to {num(drift)} m)")
+            failed = out.log[-1] if contact in kept else failed
             continue
         trial = None
         for n in dict.fromkeys((min(SCREEN_ROLLOUTS, rollouts), rollouts)):
@@ -256,9 +316,15 @@ def _solver(spec: RobotSpec, collisions: str, spread: ResetSpread, seconds: floa
         assert trial is not None
         out.log.append(f"{what}: {round(trial.diverged * trial.rollouts)} of {trial.rollouts} rollouts diverge, "
                        f"{num(trial.steps_per_s)} steps/s")
+        failed = out.log[-1] if contact in kept else failed
         if trial.rate <= DIVERGENCE_RATE:
             if (it, ls) == (robot.model.opt.iterations, robot.model.opt.ls_iterations) and contact == own:
                 return spec, trial  # the spec's own settings: nothing to change
             out.changes.append(f"solver: {what} (the cheapest that passes the check)")
+            if contact != own:
+                why = (f"a pyramidal cone at impratio {num(own.impratio)} is not advised (MuJoCo)" if not kept else
+                       f"no solver setting passes with it (the last: {failed})")
+                out.changes.append(f"contact: {contact.text()} instead of {own.text()}"
+                                   f"{' (the file' + chr(39) + 's)' if own == file else ''}: {why}")
             return cand, trial
     return spec, None

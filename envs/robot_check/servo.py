@@ -5,6 +5,7 @@ STEP_ROOM of its room to the range's end, and each group's damping ratio from th
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from dataclasses import dataclass
@@ -48,6 +49,21 @@ class StepResponse:
     """The group's joints are held (outside the action space)."""
     step_limited: bool = False
     """A joint's step was cut to STEP_ROOM of its room to the range's end."""
+    joint_damping: float = 0.0
+    """The joint damping (N m s / rad) of the worst joint (the robot file's, or the group's): counted in the
+    damping ratio, named in the advice."""
+    frictionloss: float = 0.0
+    """The friction loss (N m) of the worst joint."""
+    armature: float = 0.0
+    """The largest armature (kg m^2) among the group's joints: the band's rule (``band.py``)."""
+    effort: float = 0.0
+    """The group's effort limit (N m; inf: none)."""
+    from_file: bool = False
+    """The gains are the robot file's own servos' (``actuators="file"``), not set by the spec."""
+
+    def kd_alone(self) -> float:
+        """The damping ratio the joint damping alone gives (kd 0)."""
+        return self.joint_damping / (2.0 * math.sqrt(max(self.kp, 1e-9) * max(self.inertia, 1e-12)))
 
 
 @dataclass(frozen=True)
@@ -127,6 +143,7 @@ def step_response(robot: ResolvedRobot, settle: float = 0.3, hold: float = 0.5) 
         for _ in range(int(round(settle / dt))):
             sim.step_held()
         ratio, inertia, kp, kd = damping(sim, group.members)
+        worst = _worst_dof(sim, group.members, ratio)
         idx = np.array(group.members)
         start = d.qpos[sim.driven_qadr[idx]].copy()
         size, limited = _steps(sim, group, scale)
@@ -138,9 +155,23 @@ def step_response(robot: ResolvedRobot, settle: float = 0.3, hold: float = 0.5) 
             sim.step_held()
             trace.append(d.qpos[sim.driven_qadr[idx]].copy())
             speeds.append(float(np.abs(d.qvel[sim.driven_dadr[idx]]).max()))
-        out.append(_response(group, sim, np.array(trace), start, targets[idx], size, speeds, dt, ratio, inertia,
-                             kp, kd, limited))
+        resp = _response(group, sim, np.array(trace), start, targets[idx], size, speeds, dt, ratio, inertia, kp, kd,
+                         limited)
+        m = robot.model
+        out.append(dataclasses.replace(
+            resp, joint_damping=float(m.dof_damping[worst]), frictionloss=float(m.dof_frictionloss[worst]),
+            armature=float(max(m.dof_armature[sim.driven_dadr[i]] for i in group.members)),
+            effort=float(max(sim.effort[i] for i in group.members)),
+            from_file=isinstance(robot.spec.actuators, str)))
     return out
+
+
+def _worst_dof(sim: Sim, members: tuple[int, ...], ratio: float) -> int:
+    """The dof of the member whose damping ratio is ``ratio`` (the group's worst)."""
+    for i in members:
+        if damping(sim, (i,))[0] == ratio:
+            return int(sim.driven_dadr[i])
+    return int(sim.driven_dadr[members[0]])
 
 
 def _response(group: Group, sim: Sim, y: np.ndarray, start: np.ndarray, target: np.ndarray, size: np.ndarray,
