@@ -7,6 +7,8 @@
 
 SIGINT, SIGTERM and SIGUSR1 stop a run cleanly (rl_core/stopping.py): the iteration finishes, a final checkpoint
 is saved, one line names the signal, the checkpoint and the resume command, and the exit status is 128 + signal.
+An iteration still running ``runner.stop_grace_s`` (5 s) after the signal is abandoned: the last completed
+iteration's state, kept in memory, is written as the final checkpoint (single-process runs).
 
 Any config field can be overridden as ``section.field=value`` (values are YAML); ``--help --task T`` lists
 the fields of task T with their defaults and docs.
@@ -15,6 +17,7 @@ the fields of task T with their defaults and docs.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -215,6 +218,21 @@ def stop_line(signum: int, iteration: int, checkpoint: Path | None, run_dir: Pat
             f"resume with: {launcher} train.py --resume auto --run-dir {run_dir}")
 
 
+def _stop_now(signum: int, runner: Any, run_dir: Path) -> None:
+    """The stop timer's way out (``runner.stop_grace_s`` after a stop signal, the iteration still running): the
+    last completed iteration's checkpoint, the stop line, exit 128 + signal (rl_core/stopping.py)."""
+    from contract.errors import CheckpointError
+    from rl_core.stopping import exit_status, signal_name
+
+    try:
+        iteration, path = runner.write_last_completed()
+        line = stop_line(signum, iteration, path, run_dir, 1)
+    except CheckpointError as e:
+        line = f"stopped by {signal_name(signum)}: {e}; last good checkpoint: {runner.last_checkpoint or 'none'}"
+    os.write(2, f"{line}\n".encode())  # not print: the main thread may hold the stream's lock
+    os._exit(exit_status(signum))
+
+
 def _train(args: argparse.Namespace, spec: Any, cfg: Any, data: dict | None, ckpt_path: Path | None, main: bool,
            prepared: dict | None = None, stop: StopRequest | None = None) -> int:
     from rl_core import checkpoint as ckpt
@@ -269,6 +287,9 @@ def _train(args: argparse.Namespace, spec: Any, cfg: Any, data: dict | None, ckp
         say(f"training {spec.name}: {cfg.env.num_envs} envs x {cfg.runner.num_steps_per_env} steps"
             + (f" on each of {ranks} ranks" if ranks > 1 else "") + f", {runner.total_iterations} iterations, "
             f"run folder {run_dir}", flush=True)
+        if stop is not None and ranks == 1 and main:
+            runner.keep_last_state = True
+            stop.arm(cfg.runner.stop_grace_s, lambda signum: _stop_now(signum, runner, run_dir))
         summary = runner.learn(stop=stop)
     finally:
         env.close()

@@ -252,6 +252,10 @@ class RunnerConfig:
     """Policy device: 'cpu', 'cuda' or 'cuda:N'."""
     save_interval: int = 50
     """Write a checkpoint every this many iterations (and always at the end)."""
+    stop_grace_s: float = 5.0
+    """After a stop signal (SIGTERM, SIGINT, SIGUSR1), the iteration in progress may run this long (s); then the
+    last completed iteration's state, kept in memory, is written as the final checkpoint and the process ends
+    (rl_core/stopping.py; single-process runs: under torchrun the ranks finish the iteration)."""
     torch_threads: int = 0
     """Torch intra-op threads (0: torch's default, i.e. all cores)."""
     log_window: int = 100
@@ -278,6 +282,7 @@ class RunnerConfig:
         require(self.device in ("cpu", "cuda") or (self.device.startswith("cuda:") and self.device[5:].isdigit()),
                 "runner.device", self.device, "'cpu', 'cuda' or 'cuda:N'")
         require(self.save_interval >= 1, "runner.save_interval", self.save_interval, "an integer >= 1")
+        require(self.stop_grace_s >= 0, "runner.stop_grace_s", self.stop_grace_s, "a number >= 0")
         require(self.torch_threads >= 0, "runner.torch_threads", self.torch_threads, "an integer >= 0")
         require(self.log_window >= 1, "runner.log_window", self.log_window, "an integer >= 1")
         require(0 <= self.divergence_limit <= 1, "runner.divergence_limit", self.divergence_limit,

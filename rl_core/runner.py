@@ -7,8 +7,10 @@ The loop reads like rsl_rl's: the algorithm (``algorithm.name``, ``rl_core/algor
 
 from __future__ import annotations
 
+import copy
 import json
 import sys
+import threading
 import time
 from collections import deque
 from pathlib import Path
@@ -70,6 +72,12 @@ class OnPolicyRunner:
         self.recent_diverged: deque[float] = deque(maxlen=rc.divergence_window)
         """The share of invalid transitions of each of the last iterations (``runner.divergence_limit``)."""
         self.last_checkpoint: Path | None = None
+        self.keep_last_state = False
+        """Keep the last completed iteration's state in memory (``write_last_completed``): train.py sets it for a
+        single-process run, whose stop signal is answered within ``runner.stop_grace_s`` (rl_core/stopping.py)."""
+        self._last_state: dict[str, Any] | None = None
+        self._saved_iteration = -1
+        self._save_lock = threading.Lock()
         self.stopped_by = 0
         """The number of the signal that ended the last ``learn`` early (0: it ran to its end)."""
 
@@ -113,7 +121,7 @@ class OnPolicyRunner:
         end = (self.total_iterations if num_iterations is None
                else min(self.total_iterations, self.iteration + num_iterations))
         self.stopped_by = 0
-        saved_at = self.iteration  # nothing new to save before the first iteration of this call
+        saved_at = self._saved_iteration = self.iteration  # nothing new to save before this call's first iteration
         if self.obs is None:
             self.start()
         rc = self.cfg.runner
@@ -121,11 +129,15 @@ class OnPolicyRunner:
                          rc.wandb_project) if self.run_dir is not None else None)
         batch = self.cfg.batch_size * distributed.world_size()  # samples of all ranks
         save_interval = self.cfg.runner.save_interval
+        self._remember_state()
         try:
             while self.iteration < end:
                 if stop is not None:
                     self.stopped_by = distributed.agree_on_stop(stop.signum, self.device)
                     if self.stopped_by:
+                        if not stop.settle():  # the stop timer is writing the checkpoint and ends the process
+                            while True:
+                                time.sleep(1.0)
                         break
                 t0 = time.perf_counter()
                 self.alg.set_iteration(self.iteration)
@@ -153,6 +165,7 @@ class OnPolicyRunner:
                 if self.run_dir is not None and (self.iteration % save_interval == 0 or self.iteration == end):
                     self.save(self.run_dir / "checkpoints" / f"model_{self.iteration}.pt")
                     saved_at = self.iteration
+                self._remember_state()
             if self.stopped_by and self.run_dir is not None and saved_at != self.iteration:
                 self.save(self.run_dir / "checkpoints" / f"model_{self.iteration}.pt")  # the final checkpoint
         finally:
@@ -245,8 +258,33 @@ class OnPolicyRunner:
             "hidden": self.alg.hidden.clone() if (self.alg.hidden is not None and env_state is not None) else None,
         }
 
+    def _remember_state(self) -> None:
+        """The state of the iteration just completed, copied (``keep_last_state``)."""
+        if self.keep_last_state and self.run_dir is not None:
+            self._last_state = copy.deepcopy(self.state_dict())
+
+    def write_last_completed(self) -> tuple[int, Path | None]:
+        """From the stop timer's thread: the last completed iteration's state kept in memory written as a checkpoint
+        (atomically; nothing when it is on disk already or none was kept); its iteration and the newest checkpoint.
+        A save of the main thread in progress finishes first."""
+        with self._save_lock:
+            state = self._last_state
+            if state is None or self.run_dir is None:
+                return self.iteration, self.last_checkpoint
+            if state["iteration"] != self._saved_iteration:
+                path = self.run_dir / "checkpoints" / f"model_{state['iteration']}.pt"
+                self.last_checkpoint = ckpt.save_atomic(state, path)
+                self._saved_iteration = state["iteration"]
+            return state["iteration"], self.last_checkpoint
+
     def save(self, path: str | Path) -> Path:
         """Write a checkpoint atomically; refuses (TrainingFault) to write non-finite parameters."""
+        with self._save_lock:
+            path = self._save(path)
+            self._saved_iteration = self.iteration
+            return path
+
+    def _save(self, path: str | Path) -> Path:
         if not bool(self._parameters_finite()):
             raise TrainingFault(f"training stopped at iteration {self.iteration}: non-finite policy parameters; "
                                 f"{path} was not written; last good checkpoint: "

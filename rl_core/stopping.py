@@ -7,7 +7,11 @@ managers) reacts too, where Python's KeyboardInterrupt never would.
 
 - 1st signal: a flag. The runner reads it before each iteration (agreed over the ranks under torchrun), so the
   iteration in progress finishes; then a final checkpoint is written (atomically) and train.py prints one line
-  and exits with 128 + the signal's number.
+  and exits with 128 + the signal's number. Within a bound: a single-process run keeps the last completed
+  iteration's state in memory, and when the iteration in progress has not ended ``runner.stop_grace_s`` seconds
+  after the signal, a timer thread writes that state as the final checkpoint (atomically), prints the same line
+  and ends the process (``StopRequest.arm``): the checkpoint is on disk ``stop_grace_s`` plus one write after the
+  signal, however long an iteration takes (under torchrun the ranks still finish the iteration together).
 - 2nd signal: nothing more happens; the iteration and the save go on (a half-written checkpoint helps nobody).
 - 3rd signal: exit at once with 128 + its number. Checkpoints are written to a temporary file and renamed, so
   this leaves the previous checkpoint intact (and at most a temporary file, removed by the next resume).
@@ -23,7 +27,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
 from typing import Any
@@ -42,6 +46,40 @@ class StopRequest:
         self.signum = 0
         self.count = 0
         self._lock = threading.Lock()
+        self._grace_s = 0.0
+        self._fallback: Callable[[int], None] | None = None
+        self._settled = False
+
+    def arm(self, grace_s: float, fallback: Callable[[int], None]) -> None:
+        """After the first stop signal, unless ``settle`` is called within ``grace_s`` seconds, ``fallback(signum)``
+        runs on a timer thread (it writes the last completed iteration's checkpoint and ends the process)."""
+        with self._lock:
+            self._grace_s, self._fallback = grace_s, fallback
+            start = self.count != 0
+        if start:
+            self._start_timer()
+
+    def settle(self) -> bool:
+        """The main thread has reached its stop point: the fallback will not run. False when it already runs
+        (it ends the process)."""
+        with self._lock:
+            if self._settled:
+                return False
+            self._settled = True
+            return True
+
+    def _start_timer(self) -> None:
+        timer = threading.Timer(self._grace_s, self._expire)
+        timer.daemon = True
+        timer.start()
+
+    def _expire(self) -> None:
+        with self._lock:
+            if self._settled or self._fallback is None:
+                return
+            self._settled = True
+            fallback, signum = self._fallback, self.signum
+        fallback(signum)
 
     @property
     def requested(self) -> bool:
@@ -54,6 +92,10 @@ class StopRequest:
             if self.signum == 0:
                 self.signum = signum
             count = self.count
+            # the first counted signal starts the timer (the Python-level handler may have set signum already)
+            armed = count == 1 and self._fallback is not None
+        if armed:
+            self._start_timer()
         if count >= EXIT_AT_ONCE:
             # os.write, not print: the main thread may be inside a print of its own.
             os.write(2, f"{signal_name(signum)} again: exiting at once; the newest checkpoint on disk is intact\n"
