@@ -14,13 +14,14 @@ from envs.tasks.locomotion import RANDOMIZED_FIELDS
 N = 8
 
 
-@pytest.fixture(scope="module", params=[pytest.param(("mjx", "full"), marks=pytest.mark.mjx, id="mjx-full"),
-                                        pytest.param(("mjx", "feet"), marks=pytest.mark.mjx, id="mjx-feet"),
-                                        pytest.param(("warp", "full"), marks=pytest.mark.warp, id="warp-full"),
-                                        pytest.param(("warp", "feet"), marks=pytest.mark.warp, id="warp-feet")])
+@pytest.fixture(scope="module", params=[
+    pytest.param(("mjx", "full"), marks=pytest.mark.mjx, id="mjx-full"),
+    pytest.param(("mjx", "feet"), marks=[pytest.mark.mjx, pytest.mark.slow], id="mjx-feet"),
+    pytest.param(("warp", "full"), marks=pytest.mark.warp, id="warp-full"),
+    pytest.param(("warp", "feet"), marks=[pytest.mark.warp, pytest.mark.slow], id="warp-feet")])
 def pair(request):
     """Native MuJoCo and another backend, on the model with every collision (the default) and with the feet
-    only (``env.collisions=feet``)."""
+    only (``env.collisions=feet``; under ``slow``: one more compile per backend for the same checks)."""
     backend, collisions = request.param
     robot = build(QUADRUPED, collisions)
     model = robot.model
@@ -86,13 +87,15 @@ def test_standing_with_contacts_matches_statistically(pair):
                                rtol=0.05, atol=1.0)
 
 
-@pytest.mark.parametrize("backend,collisions", [pytest.param("mjx", "feet", marks=pytest.mark.mjx, id="mjx-feet"),
-                                                pytest.param("warp", "full", marks=pytest.mark.warp, id="warp-full")])
+@pytest.mark.parametrize("backend,collisions", [
+    pytest.param("mjx", "feet", marks=pytest.mark.mjx, id="mjx-feet"),
+    pytest.param("warp", "full", marks=[pytest.mark.warp, pytest.mark.slow], id="warp-full")])
 def test_standing_on_a_heightfield_slope_matches_native(backend, collisions):
     """Robots on generated terrain (levels x columns not square: a flat and a slope_up column), on the 3-degree
     ramps of the slope tile facing +x, +y and -x and on its platform, two headings: each robot's height above
     the ground and its drift match native MuJoCo's. MJX collides the feet only here (its heightfield collider
-    makes the full model about 50 times slower per step; see tests/test_locomotion_env.py)."""
+    makes the full model about 50 times slower per step; see tests/test_locomotion_env.py). Warp's row runs under
+    ``slow``: by default ``tests/test_warp_rough.py`` compares the rough scene on Warp with native MuJoCo."""
     from configs.quadruped import ROUGH_QUADRUPED
     from envs.terrain.config import TILE_TYPES, TerrainConfig, TerrainProportions
     from envs.terrain.generator import generate

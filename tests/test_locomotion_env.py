@@ -27,9 +27,16 @@ def _on_terrain(task: str) -> bool:
     return get_task(task).default_config().env.terrain.type == "generated"
 
 
+DEFAULT_ROWS = {"mjx": "quadruped-flat", "warp": "quadruped-flat"}
+"""The one task per compiled backend in the default suite; the other tasks' MJX and Warp rows run under ``slow``
+(``-m slow``). Native runs every task by default."""
+
+
 def _params() -> list:
-    """(task, backend, collisions) triples: every registered locomotion task on every backend, in the default
-    suite (MJX / Warp marked ``mjx`` / ``warp``; their compiles add about a minute on the 2-core CPU).
+    """(task, backend, collisions) triples: every registered locomotion task on every backend. By default every task
+    on native and one task per compiled backend (``DEFAULT_ROWS``; marked ``mjx`` / ``warp``); the rest of the
+    task x backend product is marked ``slow`` as well (its compiles took about 5 minutes of the default suite on the
+    2-core CPU).
 
     On generated terrain MJX runs with the feet colliding only, and with every collision under ``slow``: MJX
     collides each geom with a fixed square of heightfield prisms sized by the geom's bounding radius (the
@@ -43,11 +50,16 @@ def _params() -> list:
         terrain = _on_terrain(task)
         if name not in NO_MJX:
             out.append(pytest.param((task, "mjx", "feet" if terrain else None), id=f"{name}-mjx" + "-feet" * terrain,
-                                    marks=pytest.mark.mjx))
+                                    marks=_marks("mjx", task)))
         if terrain:
             out.append(pytest.param((task, "mjx", None), id=f"{name}-mjx", marks=[pytest.mark.mjx, pytest.mark.slow]))
-        out.append(pytest.param((task, "warp", None), id=f"{name}-warp", marks=pytest.mark.warp))
+        out.append(pytest.param((task, "warp", None), id=f"{name}-warp", marks=_marks("warp", task)))
     return out
+
+
+def _marks(backend: str, task: str) -> list:
+    """The backend's marker, and ``slow`` unless the task is the backend's default row."""
+    return [getattr(pytest.mark, backend)] + ([] if DEFAULT_ROWS[backend] == task else [pytest.mark.slow])
 
 
 NO_MJX = ("anymal_like.py:flat", "go_like.py:flat")
