@@ -158,3 +158,22 @@ def test_implausible_clips_are_one_line_before_training(served, tmp_path, change
     assert "\n" not in str(e.value) and expected in str(e.value), str(e.value)
     if change != "fps0":
         task.validate(_env(task, tmp_path, rows, check_clips=False, **fields))  # the way out the line gives
+
+
+@pytest.mark.slow
+def test_train_play_export_and_sim2sim_of_a_robot_by_name_with_a_csv(served, tmp_path, capsys):
+    """The issue's command with no spec file: train.py --task menagerie:unitree_g1:track env.clips=[walk.csv],
+    then play.py's evaluation and ONNX export, and sim2sim from the file alone."""
+    import play
+    import train
+    from deploy.onnx_policy import OnnxPolicy
+
+    clip = write_csv(tmp_path / "walk.csv", lafan1_rows(frames=121))
+    run, onnx_file = tmp_path / "run", tmp_path / "g1.onnx"
+    assert train.main(["--task", TASK, f"env.clips=[{clip}]", "--seed", "1", "--num-envs", "32",
+                       "--max-iterations", "2", "--run-dir", str(run), "--quiet"]) == 0
+    assert "6 welded joint(s) released and trained" in capsys.readouterr().out
+    assert play.main(["--checkpoint", str(run), "--episodes", "2", "--export-onnx", str(onnx_file)]) == 0
+    meta = OnnxPolicy(onnx_file).metadata
+    assert meta["task"] == TASK and len(meta["joint_names"]) == 29 and meta["motion"]["anchor_body"] == "torso_link"
+    assert play.main(["--sim2sim", str(onnx_file), "--episodes", "1"]) == 0
