@@ -11,6 +11,9 @@
     simrobot.py   deploy/simrobot.py's simulated robot speaking the same DDS (its own process)
     rehearsal.py  deploy.rehearse --transport unitree-dds
     operator.py   the operator's sequence: low state, damping, default pose, policy, e-stop
+    freshness.py  which low states the sequence may act on (checksum, a repeated tick, the G1's mode_machine)
+    continuity.py  targets that cannot jump: every change of a driven joint's target bounded, whatever the phase
+    faults.py     python -m deploy.unitree.faults: the sequence against the simulated robot with a fault injected
     __main__.py   python -m deploy.unitree POLICY --interface eth0: the real-robot command
     install_cyclonedds_0_10.sh   CycloneDDS 0.10.2, the version the robots run, built from source (Debian)
 """
