@@ -139,14 +139,14 @@ def test_a_robot_file_without_a_track_task_and_clips_beside_it(served, tmp_path,
 @pytest.mark.parametrize("change, expected", [
     ("wxyz", "tilted 180 degrees from upright (quaternion [0.0, 1.0, 0.0, 0.0] as w x y z); likely a w x y z / "
              "x y z w mix-up"),
-    ("fps120", "rad/s, above the robot's 40 rad/s; the frame rate is likely wrong (120 frames/s; a .csv clip's is "
+    ("fps120", "rad/s, above the robot's 60 rad/s; the frame rate is likely wrong (120 frames/s; a .csv clip's is "
                "env.csv_fps=120, Unitree's LAFAN1 files are 30)"),
     ("fps0", "0.001 frames/s (61 frames = 6e+04 s) is not a motion capture rate (1 to 2000)"),
     ("range", "joint left_knee_joint is at 3.000 at frame 0, outside its range [-2.500, 2.500]"),
 ])
 def test_implausible_clips_are_one_line_before_training(served, tmp_path, change, expected):
     task = get_task(TASK)
-    rows, fields = lafan1_rows(omega=40.0 if change == "fps120" else 2.0), {}  # 12 rad/s at 30 fps, 48 at 120
+    rows, fields = lafan1_rows(omega=60.0 if change == "fps120" else 2.0), {}  # 18 rad/s at 30 fps, 72 at 120
     if change == "wxyz":  # w x y z written where x y z w belongs: an upright base turns upside down
         rows[:, 3:7] = rows[:, [6, 3, 4, 5]]
     elif change == "range":

@@ -27,8 +27,9 @@ TILT_BOUND = math.radians(60.0)
 lying; an upside-down base is a quaternion convention mix-up."""
 FPS_RANGE = (1.0, 2000.0)
 """Plausible frame rates (frames/s): motion capture runs at 30-240."""
-DEFAULT_JOINT_SPEED = 40.0
-"""rad/s a joint may reach when the robot gives no velocity limit (humanoid motors turn at 20-40 rad/s)."""
+DEFAULT_JOINT_SPEED = 60.0
+"""rad/s a joint may reach when the robot gives no velocity limit (humanoid motors turn at 20-40 rad/s; a clip
+recorded from a policy's rollout may have short faster spikes)."""
 HUMAN_BASE_SPEED = 12.5
 """m/s: faster than any human sprints (the record's top speed is about 12.4 m/s)."""
 RANGE_MARGIN = 0.1
