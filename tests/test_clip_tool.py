@@ -71,6 +71,7 @@ def test_inspect_names_a_mixed_up_quaternion_and_errors_are_one_line(root, tmp_p
                             "--frames=10:11 keeps 1 frame(s) of the clip's 61"),
                            (("trim", str(mixed), "--seconds", "a:b", "--out", "x.csv"), "expected A:B"),
                            (("convert", str(mixed), "--out", "x.bvh"), "expected a file name ending in .npz"),
+                           (("convert", str(mixed), "--out", "x.npz"), "names its joints and"),
                            (("inspect", str(tmp_path / "none.csv")), "does not exist (looked at ")):
         out = _tool(root, *args)
         assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1 and expected in out.stderr, (

@@ -181,6 +181,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "inspect":
             print("\n".join(inspect(clip, spec, args.csv_fps)))
             return 0
+        if args.out.endswith(".npz") and spec is None and _column_count(Path(args.clip)):
+            raise UserError(f"--out={args.out}: our .npz names its joints and {args.clip} does not; give --robot "
+                            "(its file's joints name the columns)")
         if args.command == "trim":
             first, end = frame_range(clip, args.frames, args.seconds)
             clip = trimmed(clip, first, end)
