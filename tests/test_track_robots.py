@@ -177,3 +177,28 @@ def test_train_play_export_and_sim2sim_of_a_robot_by_name_with_a_csv(served, tmp
     meta = OnnxPolicy(onnx_file).metadata
     assert meta["task"] == TASK and len(meta["joint_names"]) == 29 and meta["motion"]["anchor_body"] == "torso_link"
     assert play.main(["--sim2sim", str(onnx_file), "--episodes", "1"]) == 0
+
+
+def test_the_file_new_robot_drafts_tracks_with_or_without_a_track_line(served, tmp_path):
+    """The issue's path: ``python -m tools.new_robot menagerie:unitree_g1 --out g1.py``, then ``g1.py:track`` as
+    it is (no track task in it) and with docs/motion.md's ``track_task`` line added."""
+    import os
+    import subprocess
+    import sys
+
+    out = tmp_path / "g1.py"
+    done = subprocess.run([sys.executable, "-m", "tools.new_robot", "menagerie:unitree_g1", "--out", str(out)],
+                          cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ))
+    assert done.returncode == 0, done.stderr
+    clip = write_csv(tmp_path / "walk.csv", lafan1_rows())
+    bare = get_task(f"{out}:track")
+    bare.validate(dataclasses.replace(bare.default_config().env, clips=(str(clip),)))
+    spec_name = next(line.split(" = ")[0] for line in out.read_text().splitlines() if " = RobotSpec(" in line)
+    mine = tmp_path / "g1_mine.py"
+    mine.write_text(out.read_text() + "\nfrom configs.track import track_task\nfrom envs.tasks.track import "
+                    f"TrackEnvConfig\n\ntrack = track_task('g1-walk', {spec_name}, "
+                    "TrackEnvConfig(clips=('walk.csv',)))\n")
+    task = get_task(f"{mine}:track")
+    assert task.default_config().env.clips == (str(clip.resolve()),)  # beside the file
+    task.validate(task.default_config().env)
