@@ -18,7 +18,6 @@ from contract.errors import UserError
 from tests.helpers import model_field
 from tests.locomotion_tasks import LOCOMOTION_TASKS, make_task_env
 
-BACKENDS = ["native", pytest.param("mjx", marks=pytest.mark.mjx), pytest.param("warp", marks=pytest.mark.warp)]
 _NEEDS = {"mjx": "mujoco.mjx", "warp": "mujoco_warp"}
 N = 16
 
@@ -267,7 +266,12 @@ def test_nan_state_is_detected_reset_and_marked_invalid(env):
     assert torch.isfinite(r.qpos).all() and torch.isfinite(r.qvel).all() and not info["invalid"].any()
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+FEET_ONLY_BACKENDS = ["native", pytest.param("mjx", marks=[pytest.mark.mjx, pytest.mark.slow]),
+                      pytest.param("warp", marks=[pytest.mark.warp, pytest.mark.slow])]
+"""The feet-only model is one more compile per compiled backend: those rows run under ``slow``."""
+
+
+@pytest.mark.parametrize("backend", FEET_ONLY_BACKENDS)
 def test_feet_only_collisions_end_episodes_on_tilt_and_height(backend):
     if backend in _NEEDS:
         pytest.importorskip(_NEEDS[backend])
