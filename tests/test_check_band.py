@@ -124,3 +124,22 @@ def test_feet_sliding_standing_still_fail_with_their_own_line_and_fix_keeps_the_
     assert result.spec.sim.cone is None and result.spec.sim.impratio is None, result.spec.sim  # the file's again
     assert any("contact settings: the robot file's (elliptic cone, impratio 100)" in c for c in result.changes)
     assert max(result.report["standing"]["foot_drift"].values()) < 0.05
+
+
+@pytest.mark.slow
+def test_fix_on_the_unitree_style_draft_stays_in_the_band_and_the_verdict_does_not_argue_with_it():
+    """The drafted go_like (Menagerie's Go2 as it comes: motors, joint damping 2, elliptic cone / impratio 100):
+    --fix lowers the hips' needless kd, keeps the file's contact model, every kp in its band; the final verdict
+    advises neither "raise kp" nor "lower kd" against what --fix set (issue 46, points 1-5)."""
+    spec = _go()
+    with quiet_mujoco_warnings():
+        result = fix(spec, SPREAD, rollouts=128)
+    report = result.report
+    assert report["verdict"] == "OK", (report["problems"], report["advice"], result.log)
+    for s in report["step_response"]:
+        b = band(s["effort"], s["armature"])
+        assert b.low <= s["kp"] <= 1.001 * b.high, (s["group"], s["kp"], b.text())
+    assert report["solver"]["cone"] == "elliptic" and report["solver"]["impratio"] == 100.0
+    assert result.spec.sim.cone is None and result.spec.sim.impratio is None  # the file's, untouched
+    assert any("kd 0.593 -> 0" in c and "joint damping=2" in c for c in result.changes), result.changes
+    assert not any("raise kp" in a or "lower kd" in a for a in report["advice"]), report["advice"]
