@@ -21,8 +21,9 @@ The verdict is ``OK``, ``WARN`` (trains, but look at the advice) or ``FAIL`` (fi
 with its numbers and what to change. Exit status 0 for OK / WARN, 1 for FAIL, 2 for bad input.
 
 ``--fix`` searches settings that pass the whole check (``envs/robot_check/fix.py``: gains per actuator group, held
-groups included, within physical bounds; solver iterations and cone, cheapest first) and prints them as a diff of
-the robot file; ``--write`` writes it.
+groups included, within the makers' band of each motor (``envs/robot_check/band.py``); solver iterations at the
+file's contact model, cheapest first) and prints them as a diff of the robot file; ``--write`` writes it, keeping
+the comments above each actuator group and adding what it changed.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``check_robot --fix``: settings that pass the whole robot check, found by search within physical bounds.
+"""``check_robot --fix``: settings that pass the whole robot check, found by search within the makers' band.
 
 1. Gains, per actuator group, trained and held groups alike, judged by standing (a biped: with the base supported)
    and the step responses at a converged solver (100 / 50). First every group's kp is brought into the makers'
