@@ -1,8 +1,8 @@
 """Menagerie-style robot files served by name (issue 37): a folder laid out as the ``mujoco-menagerie`` package
 resolves it under ``MENAGERIE_ROOT`` (``<root>/<registered name>/<entry point's file>``), written by the tests. No
 third-party file: the models are this repo's examples (``examples/go_like``, ``examples/h1_like``,
-``examples/g1_like``) and an ANYbotics-style quadruped derived from ``examples/anymal_like`` as ANYmal C's file comes (position servos without
-``kv``, soft foot spheres that need the file's elliptic cone and impratio 100).
+``examples/g1_like``) and an ANYbotics-style quadruped derived from ``examples/anymal_like`` as ANYmal C's file
+comes (position servos without ``kv``, soft foot spheres that need the file's elliptic cone and impratio 100).
 """
 
 from __future__ import annotations
