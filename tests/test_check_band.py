@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from envs.robot_check.advice import Findings, servo_findings
+from envs.robot_check.advice import Contact, Findings, cone_finding, servo_findings
 from envs.robot_check.band import MAKERS, band, makers_for
 from envs.robot_check.fix import FixResult, _contacts, _into_band, _quicken, fix
 from envs.robot_check.servo import StepResponse, step_response
@@ -104,6 +104,17 @@ def test_the_files_contact_model_is_kept_and_a_pyramidal_cone_never_keeps_a_high
     high = build(anymal_c(tmp_path, sim=SimOverrides(timestep=0.005, cone="pyramidal")))
     kept, departures = _contacts(high)  # the file's impratio 100 under a pyramidal cone
     assert kept == [] and {c.impratio for c in departures if c.cone == "pyramidal"} == {1.0}
+
+
+def test_a_pyramidal_cone_at_a_high_impratio_is_advised_against():
+    f = Findings()
+    cone_finding(Contact("pyramidal", 100.0), Contact("elliptic", 100.0), f)
+    assert f.advice == ["pyramidal cone, impratio 100: MuJoCo advises against a high impratio with a pyramidal cone: "
+                        "keep the file's elliptic cone, impratio 100 (leave SimOverrides' cone and impratio unset)"]
+    quiet = Findings()
+    cone_finding(Contact("pyramidal", 1.0), Contact("elliptic", 100.0), quiet)
+    cone_finding(Contact("elliptic", 100.0), Contact("elliptic", 100.0), quiet)
+    assert not quiet.advice
 
 
 SLIDING = SimOverrides(timestep=0.005, cone="pyramidal")

@@ -48,6 +48,9 @@ quadruped's rear feet move about 3 cm back as it settles after the drop)."""
 POSE_OFF = 0.3
 """A held joint (or, with the base supported, any driven joint) further than this (rad) from its target while
 standing cannot hold the pose (a free-standing robot's legs are judged by its sag)."""
+HIGH_IMPRATIO = 10.0
+"""A pyramidal cone with an impratio above this is advised against (MuJoCo's reference: high impratio is not
+recommended with pyramidal cones); ``--fix`` never leaves one."""
 DIVERGENCE_RATE = 1e-5
 """Diverged rollouts per world-step above this fail the random-action trial (1024 rollouts of 2 s at 5 ms:
 about 4 diverged rollouts)."""
@@ -202,6 +205,14 @@ def slide_fix(now: Contact, file: Contact) -> str:
                 "the file's (leave SimOverrides' cone and impratio unset)")
     return (f"the contact settings let the feet slide ({now.text()}, the file's own): raise the feet's friction, or "
             "use an elliptic cone with a high impratio (100)")
+
+
+def cone_finding(now: Contact, file: Contact, f: Findings) -> None:
+    """Advice against a pyramidal cone at a high impratio (HIGH_IMPRATIO)."""
+    if now.cone == "pyramidal" and now.impratio > HIGH_IMPRATIO:
+        back = (f"keep the file's {file.text()} (leave SimOverrides' cone and impratio unset)" if file != now
+                else "use an elliptic cone (SimOverrides(cone='elliptic')) or impratio 1")
+        f.advice.append(f"{now.text()}: MuJoCo advises against a high impratio with a pyramidal cone: {back}")
 
 
 def divergence_finding(trial: SolverTrial, opt: mujoco.MjOption, f: Findings) -> None:

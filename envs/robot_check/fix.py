@@ -30,9 +30,9 @@ from typing import Any
 
 import mujoco
 
-from envs.robot_check.advice import (DIVERGENCE_RATE, OVERSHOOT, RISE_TIME, STEADY_STATE, TARGET_DAMPING, Contact,
-                                     Findings, file_contact, file_damping, kd_for, model_contact, servo_findings,
-                                     sliding, stands)
+from envs.robot_check.advice import (DIVERGENCE_RATE, HIGH_IMPRATIO, OVERSHOOT, RISE_TIME, STEADY_STATE,
+                                     TARGET_DAMPING, Contact, Findings, file_contact, file_damping, kd_for,
+                                     model_contact, servo_findings, sliding, stands)
 from envs.robot_check.band import Band, band
 from envs.robot_check.rollouts import ROLLOUTS, ResetSpread, SolverTrial, solver_trial
 from envs.robot_check.servo import StepResponse, step_response
@@ -273,10 +273,6 @@ def _eased(spec: RobotSpec, robot: ResolvedRobot, slow: list[StepResponse], out:
 def _round(x: float) -> float:
     """Three significant digits (what the spec file shows)."""
     return float(f"{x:.3g}")
-
-
-HIGH_IMPRATIO = 10.0
-"""A pyramidal cone is never left with an impratio above this (MuJoCo's reference advises against it)."""
 
 
 def _contacts(robot: ResolvedRobot) -> tuple[list[Contact], list[Contact]]:

@@ -14,8 +14,8 @@ import mujoco
 import torch
 
 from envs.registry import TaskSpec
-from envs.robot_check.advice import (DIVERGENCE_RATE, Findings, divergence_finding, file_contact, model_contact,
-                                     servo_findings, standing_findings, stands, supported_note)
+from envs.robot_check.advice import (DIVERGENCE_RATE, Findings, cone_finding, divergence_finding, file_contact,
+                                     model_contact, servo_findings, standing_findings, stands, supported_note)
 from envs.robot_check.rollouts import ROLLOUTS, ResetSpread, SolverTrial, rate_text, solver_trial, with_solver
 from envs.robot_check.servo import step_response
 from envs.robot_check.text import num, pct
@@ -101,6 +101,7 @@ def evaluate(robot: ResolvedRobot, spread: ResetSpread, seconds: float = 4.0, ro
     if stand.supported and stands(stand, robot):
         f.notes.append(supported_note(free))
     divergence_finding(own, opt, f)
+    cone_finding(now, file_contact(robot), f)
     return {
         "task": "", "robot": robot.spec.name, "verdict": "FAIL" if f.problems else "WARN" if f.advice else "OK",
         "problems": f.problems, "advice": f.advice, "notes": f.notes, "solver_advice": "",
