@@ -250,3 +250,49 @@ def test_the_sequence_over_dds_never_jumps_and_damps_each_fault_in_every_phase(s
     assert robot["stiff_after_damping"] == 0, robot  # latched until the program ends
     if scenario.fault == "bad_crc":
         assert out.count("unitree: a low state with a wrong CRC") == 1 and summary["bad_crc"] > 0
+
+
+PYTHON_0_10 = os.environ.get("LEGGED_MJX_PYTHON_0_10", "")
+"""An interpreter with cyclonedds 0.10.x (what Unitree's robots run; ``deploy/unitree/install_cyclonedds_0_10.sh``
+into a venv with numpy, mujoco and onnxruntime), for the test below; unset: it is skipped."""
+
+_UNDER_0_10 = """
+import json, sys
+from importlib import metadata
+from deploy.unitree.faults import Scenario, fell_behind, met, run
+out = {"version": metadata.version("cyclonedds"), "rows": []}
+for sc in (Scenario("unitree_go2"), Scenario("unitree_go2", "frozen", "policy"), Scenario("unitree_g1", "lost", "hold"),
+           Scenario("unitree_go2", second_sender=True)):
+    for _ in range(3):
+        r = run(sc)
+        if not fell_behind(r):
+            break
+    out["rows"].append({"fault": sc.fault, "sender": sc.second_sender, "rc": r["returncode"], "met": met(r),
+                        "behind": fell_behind(r), "robot": r["robot"], "steps": r["robot_steps"], "err": r["stderr"]})
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not PYTHON_0_10, reason="LEGGED_MJX_PYTHON_0_10 names no cyclonedds 0.10 interpreter")
+def test_the_sequence_and_its_faults_under_cyclonedds_0_10_on_both_sides():
+    """Both processes under 0.10.2, as on a robot computer (11.0.1 does not exchange these messages with 0.10.2:
+    docs/deploy.md, Install): low states in, commands out, a fault damped, another sender refused."""
+    import json
+    import subprocess
+
+    proc = subprocess.run([PYTHON_0_10, "-c", _UNDER_0_10], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["version"].startswith("0.10"), result["version"]
+    clean, frozen, lost, sender = result["rows"]
+    for row in (clean, frozen, lost):  # commands crossed, and no step above the bound
+        assert row["rc"] == 0 and row["robot"]["servo_commands"] > 0 and row["steps"]["max_step"] <= 0.6 + 1e-4, row
+    if not clean["behind"]:
+        assert clean["met"] == ["policy", "e-stop: select on the remote (or e typed)"], clean
+    if not frozen["behind"]:
+        assert frozen["met"][0] == "policy" and "frozen:" in frozen["met"][1], frozen
+        assert frozen["robot"]["damping_after_ms"] <= 150 and frozen["robot"]["stiff_after_damping"] == 0
+    if not lost["behind"]:
+        assert lost["met"][0] == "hold" and "lost:" in lost["met"][1], lost
+    assert sender["rc"] == 2 and sender["robot"]["servo_commands"] == 0 and "another process" in sender["err"]
