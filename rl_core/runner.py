@@ -232,8 +232,10 @@ class OnPolicyRunner:
         return out
 
     # ---------------------------------------------------------------------------------- checkpoint
-    def state_dict(self) -> dict[str, Any]:
-        env_state = state_dict_of(self.env)
+    def state_dict(self, with_env: bool = True) -> dict[str, Any]:
+        """Everything a resume needs; ``with_env=False`` leaves the envs' state out (a resume restarts their
+        episodes, as from a Gymnasium env's checkpoint)."""
+        env_state = state_dict_of(self.env) if with_env else None
         return {
             "format_version": ckpt.FORMAT_VERSION,
             "task": self.task,
@@ -259,9 +261,11 @@ class OnPolicyRunner:
         }
 
     def _remember_state(self) -> None:
-        """The state of the iteration just completed, copied (``keep_last_state``)."""
+        """The learner's state of the iteration just completed, copied (``keep_last_state``). The envs' state is
+        left out: copying thousands of worlds every iteration would cost a share of the run (tens of ms on the
+        CPU), for a checkpoint only a late stop signal writes; its resume restarts the episodes."""
         if self.keep_last_state and self.run_dir is not None:
-            self._last_state = copy.deepcopy(self.state_dict())
+            self._last_state = copy.deepcopy(self.state_dict(with_env=False))
 
     def write_last_completed(self) -> tuple[int, Path | None]:
         """From the stop timer's thread: the last completed iteration's state kept in memory written as a checkpoint

@@ -36,14 +36,18 @@ def main() -> None:
             runner.learn()
             iteration = (time.perf_counter() - start) / args.iterations
             start = time.perf_counter()
-            state = copy.deepcopy(runner.state_dict())
+            copy.deepcopy(runner.state_dict())
+            with_envs = time.perf_counter() - start
+            start = time.perf_counter()
+            state = copy.deepcopy(runner.state_dict(with_env=False))  # what the runner keeps (_remember_state)
             copied = time.perf_counter() - start
             start = time.perf_counter()
             ckpt.save_atomic(state, Path(folder) / "checkpoints" / "snapshot.pt")
             written = time.perf_counter() - start
         env.close()
         print(f"{name}: {cfg.env.num_envs} envs, an iteration {iteration:.2f} s (first {args.iterations}, with "
-              f"start-up), the state copied in {copied * 1000:.1f} ms, written in {written * 1000:.0f} ms")
+              f"start-up), the kept state (no envs) copied in {copied * 1000:.1f} ms (with the envs' state "
+              f"{with_envs * 1000:.1f} ms), written in {written * 1000:.0f} ms")
 
 
 if __name__ == "__main__":
