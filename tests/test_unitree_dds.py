@@ -59,13 +59,14 @@ def test_dds_stays_on_loopback(tmp_path):
     assert re.search(r"add_peer_address(es)?: add udp/127\.0\.0\.1:\d+", log)
 
 
-def _start_simrobot(policy: Path, domain: int, remote: tuple, seconds: float, profile: str) -> subprocess.Popen:
+def _start_simrobot(policy: Path, domain: int, remote: tuple, seconds: float, profile: str,
+                    trace: str = "") -> subprocess.Popen:
     from deploy.rehearse import _ready_port
     from deploy.simrobot import SimRobotConfig
     from deploy.unitree.simrobot import DdsSimConfig
 
     sim = SimRobotConfig(policy=str(policy), seconds=seconds, rt_priority=49 if RT else 0)
-    cfg = DdsSimConfig(sim, profile, domain, remote)
+    cfg = DdsSimConfig(sim, profile, domain, remote, trace=trace)
     proc = subprocess.Popen([sys.executable, "-m", "deploy.unitree.simrobot", cfg.to_json()], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -117,7 +118,7 @@ def test_operator_sequence_damping_pose_policy_estop_against_the_simulated_robot
     domain = free_domain()
     remote = (RemoteStep(0.5, ("start",)), RemoteStep(0.8), RemoteStep(3.0, ("A",)), RemoteStep(3.3),
               RemoteStep(3.5, command=(0.5, 0.0, 0.0)), RemoteStep(6.5, ("select",), (0.5, 0.0, 0.0)))
-    sim = _start_simrobot(QUADRUPED, domain, remote, 20.0, "unitree_go2")
+    sim = _start_simrobot(QUADRUPED, domain, remote, 20.0, "unitree_go2", trace=str(tmp_path / "trace.json"))
     log = tmp_path / "states.json"
     try:
         rt = ["--rt-priority", "50"] if RT else []
@@ -142,6 +143,13 @@ def test_operator_sequence_damping_pose_policy_estop_against_the_simulated_robot
     assert report["forward_m"] > 0.8, report
     assert "] policy: the policy runs" in op.stdout
     assert "joints (rad): FR_hip_joint=" in op.stdout  # --show-joints: the sign check's printout
+    # targets continuous over the whole sequence (issue 45): the robot's count over every command it applied, and
+    # the sequence's own at each change of phase (the hold once restarted the move: a 1.23 rad step)
+    from deploy.unitree.faults import robot_steps
+
+    assert robot_steps(json.loads((tmp_path / "trace.json").read_text()))["max_step"] <= 0.6 + 1e-4
+    steps = summary["largest_target_step"]
+    assert steps["pose>hold"] <= steps["pose"] + 1e-9 and steps["hold>policy"] <= 0.6 + 1e-9, steps
 
 
 def test_rehearsal_over_dds_drives_a_g1_profile_in_real_time(tmp_path):
