@@ -113,6 +113,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--device", default="cpu")
     p.add_argument("--skip-steps", type=int, default=20,
                    help="control steps per timing of the skip experiment (0: no experiment)")
+    p.add_argument("--skip-repeats", type=int, default=5, help="alternating timing pairs of the skip experiment")
     p.add_argument("--verbose", action="store_true", help="list every checked collision pair by class")
     p.add_argument("--json", type=Path, default=None, help="also write the profile to this file")
     p.add_argument("overrides", nargs="*", help="config overrides as for train.py, e.g. env.collisions=feet")
@@ -120,7 +121,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     from contract.errors import UserError
 
     for field, value, low in (("--iterations", args.iterations, 1), ("--warmup", args.warmup, 0),
-                              ("--num-envs", args.num_envs or 1, 1), ("--skip-steps", args.skip_steps, 0)):
+                              ("--num-envs", args.num_envs or 1, 1), ("--skip-steps", args.skip_steps, 0),
+                              ("--skip-repeats", args.skip_repeats, 1)):
         if value < low:
             raise UserError(f"{field} {value}: must be an integer >= {low}")
     return args
@@ -193,9 +195,10 @@ def _probe_touched(runner: Any, sampler: ContactSampler) -> None:
     sampler.probe = False
 
 
-def skip_experiment(env: Any, steps: int, repeats: int = 3) -> dict[str, float]:
+def skip_experiment(env: Any, steps: int, repeats: int) -> dict[str, float]:
     """Raw physics of the task's model against ``without_skippable`` of it (bench only), each from the env's
-    current states and controls, ``repeats`` alternating timings of ``steps`` control steps; medians."""
+    current states and controls: ``repeats`` pairs of timings of ``steps`` control steps, the two models taking
+    turns (on a busy machine a pair sees the same load); medians, and the median of the per-pair ratios."""
     from envs.physics.native import NativePhysics
 
     state = env.physics.state_dict()
@@ -214,10 +217,11 @@ def skip_experiment(env: Any, steps: int, repeats: int = 3) -> dict[str, float]:
                 p.step(ctrl)
             times[k].append((time.perf_counter() - t) / steps)
             contacts[k] = float(ncon.mean())
-    med = {k: float(np.median(v)) for k, v in times.items()}
-    return {"as_is_ms": 1e3 * med["as_is"], "skipped_ms": 1e3 * med["skipped"],
-            "ratio": med["skipped"] / med["as_is"], "contacts_as_is": contacts["as_is"],
-            "contacts_skipped": contacts["skipped"], "steps": steps, "repeats": repeats}
+    ratios = [b / a for a, b in zip(times["as_is"], times["skipped"], strict=True)]
+    return {"as_is_ms": 1e3 * float(np.median(times["as_is"])), "skipped_ms": 1e3 * float(np.median(times["skipped"])),
+            "ratio": float(np.median(ratios)), "ratio_min": min(ratios), "ratio_max": max(ratios),
+            "contacts_as_is": contacts["as_is"], "contacts_skipped": contacts["skipped"], "steps": steps,
+            "repeats": repeats}
 
 
 def physics_size(env: Any, sampler: ContactSampler | None) -> dict[str, Any]:
@@ -265,7 +269,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if getattr(env, "model", None) is not None:
         result["collision_pairs"] = _pairs_section(env, sampler)
         if _native(env) and args.skip_steps and result["collision_pairs"]["skippable"]:
-            result["skip_experiment"] = skip_experiment(env, args.skip_steps)
+            result["skip_experiment"] = skip_experiment(env, args.skip_steps, args.skip_repeats)
     env.close()
     print_report(result, verbose=args.verbose)
     if args.json is not None:

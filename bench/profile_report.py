@@ -53,9 +53,10 @@ def _pair_lines(r: dict[str, Any], verbose: bool) -> list[str]:
              f"in a probe rollout of {c['probe_worlds']} worlds"]
     s = r.get("skip_experiment")
     if s is not None:
-        lines.append(f"skip experiment (bench-only copy without the skippable pairs, raw physics, median of "
-                     f"{s['repeats']} x {s['steps']} control steps): {s['as_is_ms']:.3f} ms as is, "
-                     f"{s['skipped_ms']:.3f} ms skipped ({s['ratio']:.2f}x); contacts {s['contacts_as_is']:.1f} "
+        lines.append(f"skip experiment (bench-only copy without the skippable pairs, raw physics, medians of "
+                     f"{s['repeats']} alternating pairs x {s['steps']} control steps): {s['as_is_ms']:.3f} ms as is, "
+                     f"{s['skipped_ms']:.3f} ms skipped (per-pair ratio {s['ratio']:.2f}x, {s['ratio_min']:.2f}-"
+                     f"{s['ratio_max']:.2f}); contacts {s['contacts_as_is']:.1f} "
                      f"-> {s['contacts_skipped']:.1f}")
     if verbose:
         lines += [f"  {p['kind']:12s} {'touched' if p['touched'] else '       '} {p['geom1']} -- {p['geom2']}"

@@ -96,3 +96,17 @@ def test_profile_splits_a_control_step_and_reads_the_physics(tmp_path) -> None:
 def test_bad_iterations_is_one_line() -> None:
     with pytest.raises(UserError, match="--iterations 0"):
         main(["--task", "quadruped-flat", "--iterations", "0"])
+
+
+def test_skip_experiment_times_both_models_from_the_same_states() -> None:
+    from types import SimpleNamespace
+
+    from bench.profile import skip_experiment
+    from envs.physics.native import NativePhysics
+
+    m = _chain()
+    env = SimpleNamespace(model=m, num_envs=4, physics=NativePhysics(m, 4, 2, nthread=1),
+                          cfg=SimpleNamespace(physics_threads=1))
+    s = skip_experiment(env, steps=2, repeats=2)
+    assert s["as_is_ms"] > 0 and s["skipped_ms"] > 0 and s["ratio_min"] <= s["ratio"] <= s["ratio_max"]
+    assert 0 < s["contacts_skipped"] < s["contacts_as_is"]  # the self and visual contacts are gone, the floor's kept
