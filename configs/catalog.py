@@ -31,6 +31,10 @@ def get_task(name: str) -> TaskSpec:
             from configs.track import file_track_task
 
             return file_track_task(name)
+        if name.endswith(":deploy"):
+            from configs.drafted import file_deploy_task
+
+            return file_deploy_task(name)
         return load_file_task(name)
     if is_menagerie(name):
         from configs.menagerie import menagerie_task

@@ -3,15 +3,24 @@ a quadruped gets the flat (or rough) task's settings; a biped the built-in human
 commands, biped rewards, a smaller push, initial noise 0.5), its size-dependent settings scaled by its standing
 height. Both use left-right symmetry augmentation when the joint names give twins (quadruped-flat reached its
 tracking thresholds with 0.67x the samples with it: docs/learner.md).
+
+``deploy`` (``menagerie:NAME:deploy``, ``path/to/robot.py:deploy``): the flat task of that robot, biped settings
+included, for the real robot (``configs.locomotion.deploy_env``): the policy observes only what a low state carries
+(joint state, IMU, command, last action, 5 frames), with motor strength, latency, stiffness and damping randomized
+on top of the flat task's friction, mass, gain and push randomization; the gains are the robot's (the draft's with
+the check's ``--fix`` settings, or the file's). No symmetry augmentation (the critic observes more than the
+policy, and rl_core mirrors the policy's group only). Its ONNX export names the file's joints, which the Unitree
+profiles map by (``deploy/unitree/profiles.py``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import Literal, Optional
 
 from configs.humanoid import HUMANOID_DEFAULTS, HUMANOID_ENV
-from configs.locomotion import ROUGH_ENV, flat_task, rough_task
+from configs.locomotion import ROUGH_ENV, deploy_env, flat_task, rough_task
 from configs.task_defaults import TaskDefaults
 from envs.registry import TaskSpec
 from envs.robots.spec import RobotSpec
@@ -56,4 +65,29 @@ def drafted_task(name: str, robot: RobotSpec, kind: str, terrain: str = "flat", 
         defaults = TaskDefaults(symmetry=symmetry)
     if terrain == "rough":
         return rough_task(name, robot, _rough(env) if env is not None else None, defaults=defaults)
+    if terrain == "deploy":  # no symmetry augmentation: it mirrors the policy group only, and the critic has its own
+        defaults = dataclasses.replace(defaults, symmetry="none")
+        return flat_task(name, robot, deploy_env(env), f"{robot.name} on flat ground for the real robot: joint state "
+                         "and IMU alone, hardware randomization (docs/deploy.md)", defaults=defaults)
     return flat_task(name, robot, env, defaults=defaults)
+
+
+def file_deploy_task(ref: str) -> TaskSpec:
+    """``path/to/robot.py:deploy``: the file's own ``deploy`` task, else the deployable task (module docstring) of
+    the one ``RobotSpec`` the file defines, its kind and a biped's sizes drafted from its MJCF; one line when it
+    defines none or several."""
+    from envs.registry import load_file_module, load_file_task, remember
+    from envs.robots.draft import draft
+
+    module = load_file_module(ref)
+    if getattr(module, "deploy", None) is not None:
+        return load_file_task(ref)
+    specs = {k: v for k, v in vars(module).items() if isinstance(v, RobotSpec)}
+    if len(specs) != 1:
+        raise UserError(f"--task {ref}: the file has no task 'deploy' and {len(specs)} robot specs "
+                        f"({', '.join(specs) or 'none'}); a deployable task needs one, or define "
+                        "deploy = flat_task(..., deploy_env(...)) in it (configs/drafted.py)")
+    robot = next(iter(specs.values()))
+    d = draft(Path(robot.mjcf), robot.name)
+    mirror = robot.mirror is not None or bool(d.mirror_pairs)
+    return remember(drafted_task(ref, robot, d.kind, "deploy", mirror, **d.biped_env))

@@ -104,6 +104,25 @@ the policy's observation, which reads its last 5 observations instead (the criti
 and the ``HARDWARE`` randomization."""
 
 
+DEPLOY_GAINS = RandomizationConfig(kp_scale=(0.9, 1.1), kd_scale=(0.8, 1.2))
+"""What a deployable task adds to ``HARDWARE``: the stiffness and damping the robot's motor drivers run, each off by
+its own factor (x0.9-1.1 and x0.8-1.2, on top of the flat task's common ``gain_scale`` x0.9-1.1); its other
+fields are unused."""
+
+
+def deploy_env(env: Optional[LocomotionEnvConfig] = None) -> LocomotionEnvConfig:
+    """``env`` (default: the flat task's) for a robot: ``PROPRIO_ENV``'s observation (joint state, IMU, command,
+    last action, 5 frames, no base velocity) and ``HARDWARE``'s motor strength and latency plus ``DEPLOY_GAINS``,
+    on top of ``env``'s own randomization (friction, added mass, gain factor, pushes: a biped keeps its smaller
+    push)."""
+    env = env or LocomotionEnvConfig()
+    rnd = dataclasses.replace(env.randomization, motor_strength=HARDWARE.motor_strength,
+                              action_delay=HARDWARE.action_delay, kp_scale=DEPLOY_GAINS.kp_scale,
+                              kd_scale=DEPLOY_GAINS.kd_scale)
+    return dataclasses.replace(env, policy_exclude=PROPRIO_ENV.policy_exclude, obs_history=PROPRIO_ENV.obs_history,
+                               randomization=rnd)
+
+
 def proprio_task(name: str, robot: RobotSpec, env: Optional[LocomotionEnvConfig] = None, description: str = "",
                  defaults: Optional[TaskDefaults] = None) -> TaskSpec:
     """The flat task for ``robot`` on ``env`` (default ``PROPRIO_ENV``): the flat learner settings (an MLP,

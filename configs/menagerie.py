@@ -1,4 +1,4 @@
-"""``--task menagerie:NAME[@ENTRY][:flat|:rough|:track]``: a MuJoCo Menagerie robot by name
+"""``--task menagerie:NAME[@ENTRY][:flat|:rough|:track|:deploy]``: a MuJoCo Menagerie robot by name
 (``envs/robots/menagerie.py``).
 
 A reviewed spec shipped here (``configs/menagerie_robots/NAME.py`` or ``NAME@ENTRY.py``, defining ``flat`` and
@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from configs.drafted import drafted_task
+from configs.drafted import drafted_task, file_deploy_task
 from envs.registry import TaskSpec, load_file_task, remember
 from envs.robots.draft import draft
 from envs.robots.menagerie import MenagerieRef, files_digest, parse, xml_path
@@ -39,7 +39,8 @@ def menagerie_task(task: str) -> TaskSpec:
     ref = parse(task)
     reviewed = REVIEWED / f"{ref.robot_id}.py"
     if reviewed.is_file():
-        spec = load_file_task(f"{reviewed}:{ref.terrain}")
+        spec = (file_deploy_task(f"{reviewed}:deploy") if ref.terrain == "deploy"
+                else load_file_task(f"{reviewed}:{ref.terrain}"))
         print(f"{task}: the reviewed spec {reviewed}")
         return remember(dataclasses.replace(spec, name=task))
     path = xml_path(ref)

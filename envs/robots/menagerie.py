@@ -1,6 +1,7 @@
 """Robots by name from MuJoCo Menagerie, through Google DeepMind's ``mujoco-menagerie`` package (an optional
 extra: ``pip install -e '.[menagerie]'``): ``menagerie:NAME`` (flat), ``menagerie:NAME:rough``,
-``menagerie:NAME@ENTRY:flat``. The package resolves ``NAME`` to a model folder: its download cache, or
+``menagerie:NAME@ENTRY:flat``, ``menagerie:NAME:deploy`` (flat, for the real robot: ``configs/drafted.py``).
+The package resolves ``NAME`` to a model folder: its download cache, or
 ``MENAGERIE_ROOT=/dir`` (``/dir/<NAME>/``, no download); ``ENTRY`` is one of its entry points (default: the robot
 alone, the package's ``default_model``; a scene entry, which brings its own floor, is refused).
 
@@ -23,15 +24,16 @@ PREFIX = "menagerie:"
 """Task names that start with this are Menagerie robots."""
 LEGGED = ("quadruped", "humanoid", "biped")
 """The package's categories of robots that walk."""
-TERRAINS = ("flat", "rough", "track")
+TERRAINS = ("flat", "rough", "track", "deploy")
 """The tasks of a Menagerie robot: ``menagerie:NAME`` is ``menagerie:NAME:flat``; ``track`` reproduces motion clips
-(``env.clips=[...]``, docs/motion.md)."""
+(``env.clips=[...]``, docs/motion.md); ``deploy`` is the flat task for the real robot (joint state and IMU alone,
+hardware randomization: docs/deploy.md)."""
 INSTALL = "pip install -e '.[menagerie]' (or pip install mujoco-menagerie)"
 
 
 @dataclass(frozen=True)
 class MenagerieRef:
-    """``menagerie:NAME[@ENTRY][:flat|:rough|:track]``, parsed."""
+    """``menagerie:NAME[@ENTRY][:flat|:rough|:track|:deploy]``, parsed."""
 
     name: str
     entry: str | None
@@ -58,7 +60,8 @@ def parse(task: str) -> MenagerieRef:
     if terrain not in TERRAINS:
         raise UserError(f"--task {task}: {terrain!r} is not a task of a Menagerie robot; allowed: "
                         f"{', '.join(TERRAINS)} (menagerie:{robot}:rough; menagerie:{robot}:track "
-                        "env.clips=[clip.csv] reproduces motion clips)")
+                        f"env.clips=[clip.csv] reproduces motion clips; menagerie:{robot}:deploy is for the real "
+                        "robot)")
     return MenagerieRef(name, entry or None, terrain)
 
 

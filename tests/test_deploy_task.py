@@ -1,0 +1,163 @@
+"""A deployable task for every robot (issue 45): ``menagerie:NAME[@ENTRY]:deploy`` and ``path/to/robot.py:deploy``
+on the served Unitree-style test models (tests/menagerie_models.py): the policy observes only what a low state
+carries, with the hardware randomization and the robot's gains; its ONNX export passes ``deploy.unitree``'s checks
+and maps onto the Unitree profile; a short rehearsal over DDS runs on the policy's own model."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import configs.menagerie as menagerie_config
+from configs.catalog import get_task
+from configs.locomotion import DEPLOY_GAINS, HARDWARE
+from contract.errors import UserError
+from envs.robot_check.verdict import robot_of
+from envs.robots.draft import draft
+from envs.robots.menagerie import files_digest, parse, xml_path
+from tests.menagerie_models import menagerie_root
+
+pytest.importorskip("mujoco_menagerie")
+ROOT = Path(__file__).resolve().parents[1]
+GO2, G1 = "menagerie:unitree_go2:deploy", "menagerie:unitree_g1@g1_mjlab:deploy"
+
+
+@pytest.fixture
+def served(tmp_path, monkeypatch):
+    """MENAGERIE_ROOT at a folder of the test models, the fix cache in tmp_path holding the draft's own settings
+    (the plumbing tested without the search), no Menagerie task resolved yet."""
+    from envs import registry
+
+    for name in [n for n in registry.registered_so_far() if n.startswith("menagerie:")]:
+        monkeypatch.delitem(registry._REGISTRY, name)
+    root = menagerie_root(tmp_path / "menagerie")
+    monkeypatch.setenv("MENAGERIE_ROOT", str(root))
+    monkeypatch.setenv("LEGGED_MJX_CACHE", str(tmp_path / "cache"))
+    for task in (GO2, G1):
+        ref = parse(task)
+        spec = draft(xml_path(ref), ref.robot_id.replace("@", "_")).spec
+        version = menagerie_config.FIX_VERSION
+        path = menagerie_config.cache_dir() / f"{ref.robot_id}-{files_digest(ref)[:16]}-v{version}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"actuators": [dataclasses.asdict(g) for g in spec.actuators],
+                                    "sim": dataclasses.asdict(spec.sim), "verdict": "OK", "changes": [],
+                                    "seconds": 0}))
+    return root
+
+
+def _is_deployable(env) -> None:  # noqa: ANN001 - a LocomotionEnvConfig
+    rnd = env.randomization
+    assert "base_lin_vel" in env.policy_exclude and env.obs_history == 5 and not env.height_scan.enabled
+    assert rnd.motor_strength == HARDWARE.motor_strength == (0.8, 1.2) and rnd.action_delay == (0, 2)
+    assert (rnd.kp_scale, rnd.kd_scale) == (DEPLOY_GAINS.kp_scale, DEPLOY_GAINS.kd_scale) != ((1.0, 1.0), (1.0, 1.0))
+    assert rnd.friction[0] < 1 < rnd.friction[1] and rnd.added_base_mass[0] < 0 < rnd.added_base_mass[1]
+    assert rnd.gain_scale[0] < 1 < rnd.gain_scale[1]
+
+
+def test_the_deploy_task_of_a_go2_and_a_g1_by_name(served):
+    for name, flat, biped in ((GO2, "menagerie:unitree_go2", False), (G1, "menagerie:unitree_g1@g1_mjlab", True)):
+        task = get_task(name)
+        env = task.default_config().env
+        _is_deployable(env)
+        flat_env = get_task(flat).default_config().env
+        assert "base_lin_vel" not in flat_env.policy_exclude and flat_env.obs_history == 1
+        assert flat_env.randomization.kp_scale == (1.0, 1.0)  # the flat task unchanged
+        # the robot's gains are the flat task's: the draft with the --fix settings
+        assert robot_of(task).spec == robot_of(get_task(flat)).spec
+        # a biped keeps the humanoid settings the draft picks (biped rewards, base-height end, smaller push)
+        assert (env.rewards.feet_air_time_biped > 0) == biped and (env.min_base_height > 0) == biped
+        assert env.randomization.push_vel_xy == (0.5 if biped else 1.0)
+        assert env.rewards == flat_env.rewards and env.commands == flat_env.commands
+
+
+def test_a_robot_file_without_a_deploy_task_and_the_errors(served, tmp_path):
+    out = tmp_path / "go2.py"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    result = subprocess.run([sys.executable, "-m", "tools.new_robot", "menagerie:unitree_go2", "--out", str(out)],
+                            cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
+    assert result.returncode == 0, result.stderr
+    task = get_task(f"{out}:deploy")
+    _is_deployable(task.default_config().env)
+    assert robot_of(task).spec == robot_of(get_task(f"{out}:flat")).spec
+    two = tmp_path / "two.py"
+    two.write_text(out.read_text() + "\nimport dataclasses\nOTHER = dataclasses.replace(" + _spec_var(out)
+                   + ", name='other')\n")
+    with pytest.raises(UserError, match=r"has no task 'deploy' and 2 robot specs"):
+        get_task(f"{two}:deploy")
+    with pytest.raises(UserError, match=r"'walk' is not a task of a Menagerie robot; allowed: flat, rough, track, "
+                                        r"deploy"):
+        get_task("menagerie:unitree_go2:walk")
+
+
+def _spec_var(path: Path) -> str:
+    """The name of the RobotSpec a drafted file defines."""
+    line = next(ln for ln in path.read_text().splitlines() if "= RobotSpec(" in ln)
+    return line.split("=")[0].strip()
+
+
+def _trained_export(task: str, run: Path, onnx_file: Path) -> dict:
+    import play
+    import train
+    from deploy.onnx_policy import OnnxPolicy
+
+    assert train.main(["--task", task, "--seed", "1", "--num-envs", "16", "--max-iterations", "2",
+                       "--run-dir", str(run), "--quiet"]) == 0
+    assert play.main(["--checkpoint", str(run), "--episodes", "0", "--export-onnx", str(onnx_file)]) == 0
+    return OnnxPolicy(onnx_file).metadata
+
+
+def _unitree_check(meta: dict, robot: str) -> None:
+    """``python -m deploy.unitree``'s checks before DDS starts, and the profile's slot for every driven joint."""
+    from deploy.unitree.__main__ import _check
+    from deploy.unitree.profiles import driven_joints, for_policy
+
+    args = argparse.Namespace(domain=0, seconds=10.0, pose_seconds=3.0, connect_timeout=2.0, rt_priority=0,
+                              base_velocity=False, interface="lo", robot=None)
+    profile = _check(args, meta)
+    assert profile.name == robot and for_policy(meta, None).name == robot
+    assert all(n in profile.slot_of for n in driven_joints(meta))
+    assert "base_lin_vel" not in [n for n, _ in meta["obs_layout"]]
+
+
+def test_the_go2_export_passes_the_unitree_checks(served, tmp_path):
+    """A 2-iteration policy: ``deploy.unitree``'s checks pass and every joint has the profile's slot."""
+    meta = _trained_export(GO2, tmp_path / "run", tmp_path / "go2.onnx")
+    assert meta["task"] == GO2 and "scene_mjb" in meta and len(meta["joint_names"]) == 12
+    _unitree_check(meta, "unitree_go2")
+
+
+@pytest.mark.slow
+def test_a_rehearsal_over_dds_on_the_policys_own_model(served, tmp_path):
+    """A 2-iteration policy (no walking expected) rehearsed over Unitree's DDS: the simulated robot is the scene in
+    the policy file (the served model's folder is gone), its joints in the profile's slots, checksums right."""
+    pytest.importorskip("cyclonedds", reason="cyclonedds is not installed (pip install -e '.[unitree]')")
+    import shutil
+
+    from deploy.unitree.dds import loopback_config
+
+    onnx_file = tmp_path / "go2.onnx"
+    _trained_export(GO2, tmp_path / "run", onnx_file)
+    shutil.rmtree(served)
+    env = {**os.environ, "CYCLONEDDS_URI": loopback_config()}
+    proc = subprocess.run([sys.executable, "-m", "deploy.rehearse", str(onnx_file), "--transport", "unitree-dds",
+                           "--quick", "--latencies", "0", "--seconds", "3", "--out", str(tmp_path / "r")], cwd=ROOT,
+                          capture_output=True, text=True, timeout=180, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads((tmp_path / "r" / "rehearsal.json").read_text())
+    robot = result["settings"][0]["robot"]
+    assert result["task"] == GO2 and robot["profile"] == "unitree_go2" and robot["bad_crc"] == 0
+    assert robot["commands_applied"] > 50 and robot["states_sent"] > 500, robot
+
+
+@pytest.mark.slow
+def test_the_g1_export_passes_the_unitree_checks(served, tmp_path):
+    meta = _trained_export(G1, tmp_path / "run", tmp_path / "g1.onnx")
+    assert len(meta["joint_names"]) + len(meta.get("held_joint_names", [])) >= 20
+    _unitree_check(meta, "unitree_g1")
