@@ -216,8 +216,10 @@ def test_case_7_a_rare_divergence_is_measured_over_enough_steps(tmp_path):
     assert ra["steps"] >= 1e5 and ra["rate"] > advice.DIVERGENCE_RATE, ra
     assert any("diverge with the task's solver settings (10 / 10 iterations, pyramidal;" in p
                for p in report["problems"]), report["problems"]
-    result = _fixed(spec)
-    assert (result.spec.sim.iterations, result.spec.sim.ls_iterations) == (20, 20), result.log
+    result = _fixed(spec)  # OK over 256 rollouts: the rate is measured where the search judged it
+    sim = result.report["solver"]
+    assert not (sim["cone"] == "pyramidal" and sim["impratio"] > 10), sim  # issue 46: never left high
+    assert any(c.startswith("contact: ") and "is not advised (MuJoCo)" in c for c in result.changes), result.changes
 
 
 def test_case_8_unnamed_multi_geom_feet_by_geom(tmp_path):
