@@ -10,6 +10,7 @@ What an exported file holds is the torch-free ``contract`` package (the metadata
     sim2sim_track.py  a motion-tracking policy in one plain MuJoCo simulation, from the ONNX file alone
     runtime/        the robot-side runtime: Robot protocol, observation, safety layer, fixed-rate loop, timing
     simrobot.py     a simulated robot in its own process, real time, behind UDP on loopback
+    maker_model.py  another model of the robot for it (rehearse --model FILE.xml: the maker's file)
     rehearse.py     python -m deploy.rehearse policy.onnx: the runtime against the simulated robot, swept
     unitree/        Unitree's low-level interface over DDS: the runtime's Robot on a real Go2 / Go1 / G1
 """

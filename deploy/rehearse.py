@@ -3,7 +3,7 @@
     python -m deploy.rehearse policy.onnx [--out DIR] [--seconds 10] [--latencies 0,10,20,30,40]
                               [--command 0.5,0,0] [--actuation torque_pd|file] [--quick] [--repeats N]
                               [--rt-priority 50] [--transport udp|unitree-dds] [--robot unitree_go2|unitree_g1]
-                              [--supplies simulated|low-state]
+                              [--supplies simulated|low-state] [--model FILE.xml]
 
 Each setting starts ``deploy/simrobot.py`` in its own process (torque PD at 1 kHz, sensor noise, joints in
 another order than the policy's) and runs ``deploy/runtime`` against it for ``--seconds``: standing still for
@@ -24,6 +24,11 @@ on the same command.
 ``--transport unitree-dds`` swaps the UDP link for Unitree's DDS topics: the simulated robot speaks them
 (``deploy/unitree/simrobot.py``, DDS on loopback) and the runtime reaches it through ``UnitreeRobot``, the adapter a
 real robot gets, with the command from the wireless remote the simulated robot plays.
+
+The simulated robot is the scene the policy was trained on (the policy file's ``scene_mjb``: a policy of
+``menagerie:unitree_go2:deploy`` rehearses on that Go2's model). ``--model FILE.xml`` simulates another model of
+the robot instead, the maker's file (``deploy/maker_model.py``: its joints by name, a floor added when it has none;
+``--actuation torque_pd`` only); ``offline`` stays on the policy file's scene.
 
 Writes ``DIR/rehearsal.json``, ``DIR/rehearsal.png`` and each run's per-tick timing ``DIR/ticks/NAME.csv``;
 prints a markdown table (docs/deploy.md shows the default policy's).
@@ -370,6 +375,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="what the simulated robot sends: simulated (joint state, IMU, a base velocity estimate and "
                         "heights) or low-state (joint state and IMU only, as a Unitree low state); a policy that "
                         "observes more is refused")
+    p.add_argument("--model", default="",
+                   help="an MJCF of the robot to simulate instead of the policy file's scene (the maker's file)")
     p.add_argument("--rt-priority", type=int, default=0,
                    help="SCHED_FIFO priority (1-99) of the runtime and the simulated robot, as on a robot computer "
                         "(needs root or CAP_SYS_NICE); 0: the normal scheduler")
@@ -402,8 +409,15 @@ def main(argv: Optional[list[str]] = None) -> dict[str, Any]:
 
         require()
         for_policy(policy.metadata, args.robot)  # a policy no profile drives: one line before anything runs
+    if args.model:  # a file that does not fit the policy: one line before anything starts
+        from deploy.maker_model import maker_scene
+        from deploy.sim2sim import load_scene
+
+        if args.actuation != "torque_pd":
+            raise UserError(f"--model needs --actuation torque_pd, not {args.actuation}")
+        maker_scene(args.model, policy.metadata, load_scene(policy.metadata))
     locked = realtime(args.rt_priority) if args.rt_priority else False
-    base = SimRobotConfig(policy=str(args.policy), actuation=args.actuation, sdk_order=tuple(names),
+    base = SimRobotConfig(policy=str(args.policy), actuation=args.actuation, sdk_order=tuple(names), model=args.model,
                           base_velocity="estimator" in supplies.sources,
                           rt_priority=max(1, args.rt_priority - 1) if args.rt_priority else 0)
     # the simulated robot one priority below the runtime: a physics burst must not delay a tick
@@ -427,7 +441,7 @@ def main(argv: Optional[list[str]] = None) -> dict[str, Any]:
     inference = [r["runtime"]["inference_ms"]["p99"] for r in rows if "inference_ms" in r["runtime"]]
     result = {"policy": str(args.policy), "task": policy.metadata["task"], "seconds": args.seconds,
               "command": list(command), "actuation": args.actuation, "transport": args.transport,
-              "supplies": supplies.name,
+              "supplies": supplies.name, "model": args.model or "the policy file's scene",
               "walk_error": args.walk_error,
               "walk_yaw_error": args.walk_yaw_error,
               "rt_priority": args.rt_priority, "memory_locked": locked,

@@ -35,6 +35,7 @@ from deploy.onnx_policy import OnnxPolicy
 from deploy.runtime import udp
 from deploy.runtime.loop import realtime
 from deploy.runtime.robot import JointCommand, RobotState
+from deploy.maker_model import maker_scene
 from deploy.sim2sim import load_scene
 from deploy.terrain import HeightMap, HeightScan, tiles
 from contract.errors import UserError
@@ -99,6 +100,9 @@ class SimRobotConfig:
     """Noise seed."""
     rt_priority: int = 0
     """SCHED_FIFO priority of the simulated robot's process (0: the normal scheduler)."""
+    model: str = ""
+    """An MJCF of the robot simulated instead of the policy file's scene (the maker's file, torque_pd only:
+    ``deploy/maker_model.py``); '': the policy file's scene."""
 
     @staticmethod
     def from_json(text: str) -> SimRobotConfig:
@@ -120,6 +124,10 @@ class SimulatedRobot:
         meta = OnnxPolicy(cfg.policy).metadata
         self.meta = meta
         m = self.model = load_scene(meta)
+        if cfg.model:
+            if cfg.actuation != "torque_pd":
+                raise UserError(f"simrobot: --model needs actuation torque_pd, not {cfg.actuation!r}")
+            m = self.model = maker_scene(cfg.model, meta, m)
         base = m.joint(meta["base_joint"])
         self.bq, self.bv = int(base.qposadr[0]), int(base.dofadr[0])
         names = robot_joints(meta)

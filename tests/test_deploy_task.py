@@ -133,6 +133,32 @@ def test_the_go2_export_passes_the_unitree_checks(served, tmp_path):
     _unitree_check(meta, "unitree_go2")
 
 
+def test_the_makers_file_as_the_rehearsals_robot(served, tmp_path):
+    """``deploy.rehearse --model FILE.xml``: the maker's file (no floor, an unnamed free joint, the G1's without
+    actuators) gets a floor, the policy's base joint name, a motor per joint and the termination sensors; a file
+    without the policy's joints is one line."""
+    import mujoco
+
+    from deploy.maker_model import FLOOR, maker_scene
+    from envs.scenes.assemble import build
+
+    for task, file in ((GO2, served / "unitree_go2" / "go2.xml"), (G1, served / "unitree_g1" / "g1_mjlab.xml")):
+        rb = build(robot_of(get_task(task)).spec, "full")
+        meta = {"base_joint": "root", "joint_names": list(rb.joint_names), "held_joint_names":
+                list(rb.held_joint_names), "termination_contact_sensors": list(rb.termination_sensors)}
+        m = maker_scene(str(file), meta, rb.model)
+        assert m.joint("root").type == mujoco.mjtJoint.mjJNT_FREE and m.geom(FLOOR).type == mujoco.mjtGeom.mjGEOM_PLANE
+        driven = {m.joint(int(m.actuator_trnid[a, 0])).name for a in range(m.nu)}
+        assert set(meta["joint_names"]) <= driven and rb.termination_sensors
+        assert all(m.sensor(n).type == mujoco.mjtSensor.mjSENS_CONTACT for n in rb.termination_sensors)
+        assert m.opt.timestep == mujoco.MjModel.from_xml_path(str(file)).opt.timestep  # the file's own settings
+    with pytest.raises(UserError, match=r"^--model .*g1_mjlab.xml: no joint\(s\) FL_hip_joint of the policy; the "
+                                        r"file's joints: left_"):
+        maker_scene(str(served / "unitree_g1" / "g1_mjlab.xml"), {**meta, "joint_names": ["FL_hip_joint"]}, rb.model)
+    with pytest.raises(UserError, match=r"^--model nothing.xml: no such file"):
+        maker_scene("nothing.xml", meta, rb.model)
+
+
 @pytest.mark.slow
 def test_a_rehearsal_over_dds_on_the_policys_own_model(served, tmp_path):
     """A 2-iteration policy (no walking expected) rehearsed over Unitree's DDS: the simulated robot is the scene in
@@ -142,18 +168,21 @@ def test_a_rehearsal_over_dds_on_the_policys_own_model(served, tmp_path):
 
     from deploy.unitree.dds import loopback_config
 
-    onnx_file = tmp_path / "go2.onnx"
+    onnx_file, maker = tmp_path / "go2.onnx", tmp_path / "go2.xml"
     _trained_export(GO2, tmp_path / "run", onnx_file)
+    shutil.copy(served / "unitree_go2" / "go2.xml", maker)
     shutil.rmtree(served)
     env = {**os.environ, "CYCLONEDDS_URI": loopback_config()}
-    proc = subprocess.run([sys.executable, "-m", "deploy.rehearse", str(onnx_file), "--transport", "unitree-dds",
-                           "--quick", "--latencies", "0", "--seconds", "3", "--out", str(tmp_path / "r")], cwd=ROOT,
-                          capture_output=True, text=True, timeout=180, env=env)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    result = json.loads((tmp_path / "r" / "rehearsal.json").read_text())
-    robot = result["settings"][0]["robot"]
-    assert result["task"] == GO2 and robot["profile"] == "unitree_go2" and robot["bad_crc"] == 0
-    assert robot["commands_applied"] > 50 and robot["states_sent"] > 500, robot
+    for model, out in (([], "own"), (["--model", str(maker)], "maker")):
+        proc = subprocess.run([sys.executable, "-m", "deploy.rehearse", str(onnx_file), "--transport", "unitree-dds",
+                               "--quick", "--latencies", "0", "--seconds", "3", "--out", str(tmp_path / out), *model],
+                              cwd=ROOT, capture_output=True, text=True, timeout=180, env=env)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        result = json.loads((tmp_path / out / "rehearsal.json").read_text())
+        robot = result["settings"][0]["robot"]
+        assert result["task"] == GO2 and robot["profile"] == "unitree_go2" and robot["bad_crc"] == 0
+        assert robot["commands_applied"] > 50 and robot["states_sent"] > 500, robot
+        assert result["model"] == (str(maker) if model else "the policy file's scene")
 
 
 @pytest.mark.slow
