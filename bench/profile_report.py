@@ -71,3 +71,28 @@ def print_report(r: dict[str, Any], verbose: bool = False) -> None:
           f"{load}")
     for line in _time_table(r) + _physics_lines(r) + _pair_lines(r, verbose):
         print(line)
+
+
+def table_row(r: dict[str, Any]) -> str:
+    """docs/benchmarks.md's row of one profile: samples/s, ms per control step of each part, contacts / rows,
+    pairs, the skip experiment's ratio, the load average."""
+    ms, p, c, s = r["ms_per_control_step"], r["physics"] or {}, r.get("collision_pairs"), r.get("skip_experiment")
+    parts = " | ".join(f"{ms[k]:.1f}" for k in LABELS)
+    size = f"{_fmt(p.get('mean_contacts'))} / {_fmt(p.get('mean_constraint_rows'))}" if p else "-"
+    solver = f"{p['cone'].lower()}, {p['iterations']} it, {p['substeps']} x {p['timestep']:g} s" if p else "-"
+    pairs = "-" if c is None else f"{c['checked']} ({c['skippable']})"
+    skip = "-" if s is None else f"{s['ratio']:.2f}x ({s['ratio_min']:.2f}-{s['ratio_max']:.2f})"
+    return (f"| {r['task']} | {r['num_envs']} | {r['samples_per_s']:,.0f} | {parts} | {size} | {solver} | {pairs} | "
+            f"{skip} | {r['load_average'][0]:.1f} |")
+
+
+if __name__ == "__main__":  # python -m bench.profile_report FILE.json ...: the docs table's rows of saved profiles
+    import json
+    import sys
+    from pathlib import Path
+
+    print("| task | envs | samples/s | physics | task logic | policy | bookkeeping | learning | contacts / rows | "
+          "solver | pairs checked (skippable) | skip ratio | load |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for name in sys.argv[1:]:
+        print(table_row(json.loads(Path(name).read_text())))

@@ -10,6 +10,7 @@ import pytest
 
 from bench.collision_pairs import checked_pairs, count_by_kind, without_skippable
 from bench.profile import PARTS, main
+from bench.profile_report import table_row
 from contract.errors import UserError
 
 CHAIN = """
@@ -91,6 +92,8 @@ def test_profile_splits_a_control_step_and_reads_the_physics(tmp_path) -> None:
     assert any(q["touched"] for q in r["collision_pairs"]["list"])  # the feet stand on the floor
     assert r["samples_per_s"] > 0
     assert json.loads(out.read_text())["ms_per_control_step"] == ms
+    row = table_row(r)  # docs/benchmarks.md's row: 13 columns
+    assert row.count("|") == 14 and f"| {r['collision_pairs']['checked']} (" in row, row
 
 
 def test_bad_iterations_is_one_line() -> None:
