@@ -34,8 +34,7 @@ DEFAULT_ROWS = {"mjx": "quadruped-flat", "warp": "quadruped-flat"}
 def _params() -> list:
     """(task, backend, collisions) triples: every registered locomotion task on every backend. By default every task
     on native and one task per compiled backend (``DEFAULT_ROWS``; marked ``mjx`` / ``warp``); the rest of the
-    task x backend product is marked ``slow`` as well (one compile per task and backend: they were most of the
-    default suite's time on the 2-core CPU).
+    task x backend product is marked ``slow`` as well (each row compiles its task's model for its backend).
 
     On generated terrain MJX runs with the feet colliding only, and with every collision under ``slow``: MJX
     collides each geom with a fixed square of heightfield prisms sized by the geom's bounding radius (the
