@@ -41,6 +41,9 @@ from bench.timing import sync
 
 PARTS = ("physics", "task_logic", "policy_inference", "rollout_bookkeeping", "learning")
 """The split of a control step's time, in the table's order."""
+SIZE_FIELDS = ("ncon", "nefc", "ne", "nf", "nl")
+"""The MjData counts read after each physics step: contacts, constraint rows, and of those the equality, joint
+friction (``frictionloss``) and limit rows (the rest are the contacts')."""
 
 
 @dataclasses.dataclass
@@ -73,21 +76,22 @@ def _wrap(obj: Any, name: str, clock: Clock, device: torch.device, after: Callab
 
 
 class ContactSampler:
-    """``mjData.ncon`` / ``nefc`` of every world after each physics step (native backend), and with ``probe`` on
+    """``mjData.ncon``, ``nefc`` and its equality / friction / limit rows (``ne``, ``nf``, ``nl``) of every world
+    after each physics step (native backend), and with ``probe`` on
     the geom pairs in contact in the first ``sample`` worlds. Its own time is kept apart (``seconds``)."""
 
     def __init__(self, physics: Any, sample: int):
         batch = physics.batch
-        self.ncon, self.nefc = batch.bind("ncon"), batch.bind("nefc")
+        self.fields = {name: batch.bind(name) for name in SIZE_FIELDS}
         self.batch, self.sample = batch, min(sample, physics.num_envs)
-        self.counts: list[tuple[float, float]] = []
+        self.counts: list[list[float]] = []
         self.touched: set[tuple[int, int]] = set()
         self.probe = False
         self.seconds = 0.0
 
     def __call__(self) -> None:
         t = time.perf_counter()
-        self.counts.append((float(self.ncon.mean()), float(self.nefc.mean())))
+        self.counts.append([float(a.mean()) for a in self.fields.values()])
         if self.probe:
             import mujoco
 
@@ -97,11 +101,10 @@ class ContactSampler:
                 self.touched.update((int(min(c.geom)), int(max(c.geom))) for c in d.contact)
         self.seconds += time.perf_counter() - t
 
-    def means(self) -> tuple[float | None, float | None]:
-        if not self.counts:
-            return None, None
-        a = np.array(self.counts)
-        return float(a[:, 0].mean()), float(a[:, 1].mean())
+    def means(self) -> dict[str, float | None]:
+        """Each of ``SIZE_FIELDS`` averaged over every world and step (None: no step was sampled)."""
+        a = np.array(self.counts).reshape(-1, len(SIZE_FIELDS))
+        return {name: float(a[:, k].mean()) if len(a) else None for k, name in enumerate(SIZE_FIELDS)}
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
@@ -229,14 +232,15 @@ def physics_size(env: Any, sampler: ContactSampler | None) -> dict[str, Any]:
     import mujoco
 
     m = env.model
-    ncon, nefc = sampler.means() if sampler is not None else (None, None)
+    size = sampler.means() if sampler is not None else dict.fromkeys(SIZE_FIELDS)
     return {"substeps": int(env.cfg.decimation), "timestep": float(m.opt.timestep),
             "solver": mujoco.mjtSolver(m.opt.solver).name.removeprefix("mjSOL_"),
             "cone": mujoco.mjtCone(m.opt.cone).name.removeprefix("mjCONE_"),
             "iterations": int(m.opt.iterations), "ls_iterations": int(m.opt.ls_iterations),
             "integrator": mujoco.mjtIntegrator(m.opt.integrator).name.removeprefix("mjINT_"),
-            "nbody": int(m.nbody), "ngeom": int(m.ngeom), "nv": int(m.nv), "mean_contacts": ncon,
-            "mean_constraint_rows": nefc}
+            "nbody": int(m.nbody), "ngeom": int(m.ngeom), "nv": int(m.nv), "mean_contacts": size["ncon"],
+            "mean_constraint_rows": size["nefc"], "mean_equality_rows": size["ne"],
+            "mean_friction_rows": size["nf"], "mean_limit_rows": size["nl"]}
 
 
 def _pairs_section(env: Any, sampler: ContactSampler | None) -> dict[str, Any]:

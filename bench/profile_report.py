@@ -39,7 +39,9 @@ def _physics_lines(r: dict[str, Any]) -> list[str]:
             f"{p['integrator']}, timestep {p['timestep']:g} s x {p['substeps']} substeps "
             f"({substep_us:.1f} us per world-substep)",
             f"physics size (mean over every world after each control step): {_fmt(p['mean_contacts'])} active "
-            f"contacts, {_fmt(p['mean_constraint_rows'])} constraint rows"]
+            f"contacts, {_fmt(p['mean_constraint_rows'])} constraint rows (equality {_fmt(p['mean_equality_rows'])}, "
+            f"joint friction {_fmt(p['mean_friction_rows'])}, limits {_fmt(p['mean_limit_rows'])}, the rest "
+            f"contacts')"]
 
 
 def _pair_lines(r: dict[str, Any], verbose: bool) -> list[str]:

@@ -88,6 +88,7 @@ def test_profile_splits_a_control_step_and_reads_the_physics(tmp_path) -> None:
     assert abs(r["sum_of_parts_ms"] - ms["total"]) <= 0.05 * ms["total"], ms
     p = r["physics"]
     assert p["substeps"] >= 1 and p["mean_contacts"] > 0 and p["mean_constraint_rows"] >= p["mean_contacts"]
+    assert p["mean_equality_rows"] + p["mean_friction_rows"] + p["mean_limit_rows"] < p["mean_constraint_rows"]
     assert r["collision_pairs"]["checked"] > 0 and r["collision_pairs"]["counts"]["world"] > 0
     assert any(q["touched"] for q in r["collision_pairs"]["list"])  # the feet stand on the floor
     assert r["samples_per_s"] > 0
