@@ -163,7 +163,7 @@ def _timed_iterations(args: argparse.Namespace, env: Any, runner: Any, sampler: 
     _wrap(env, "step", clocks["env"], device)
     _wrap(runner.alg, "act", clocks["act"], device)
     runner.start()
-    collect = learn = total = 0.0
+    collect = learn = 0.0
     t_start = time.perf_counter()
     for i in range(args.warmup + args.iterations):
         if i == args.warmup:
@@ -187,7 +187,7 @@ def _timed_iterations(args: argparse.Namespace, env: Any, runner: Any, sampler: 
     env_s = clocks["env"].seconds - probe_s
     return {"physics": clocks["physics"].seconds, "task_logic": env_s - clocks["physics"].seconds,
             "policy_inference": clocks["act"].seconds,
-            "rollout_bookkeeping": collect - probe_s - clocks["env"].seconds - clocks["act"].seconds,
+            "rollout_bookkeeping": collect - clocks["env"].seconds - clocks["act"].seconds,  # probe_s in both
             "learning": learn, "total": total, "control_steps": clocks["env"].calls}
 
 
