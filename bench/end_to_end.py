@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> dict:
         runner.collect()
         runner.storage.values.sum().item()  # wait for the device
         t1 = time.perf_counter()
-        runner.alg.update(runner.storage, runner.generator)
+        runner.alg.update()
         runner.policy.head.mean_std().item()
         t2 = time.perf_counter()
         if i >= args.warmup:

@@ -114,3 +114,12 @@ def test_skip_experiment_times_both_models_from_the_same_states() -> None:
     s = skip_experiment(env, steps=2, repeats=2)
     assert s["as_is_ms"] > 0 and s["skipped_ms"] > 0 and s["ratio_min"] <= s["ratio"] <= s["ratio_max"]
     assert 0 < s["contacts_skipped"] < s["contacts_as_is"]  # the self and visual contacts are gone, the floor's kept
+
+
+def test_end_to_end_bench_runs_an_iteration() -> None:
+    """bench.end_to_end drives the runner's collection and the algorithm's update directly: a change of either's
+    signature must fail here, not in the next benchmark session."""
+    from bench.end_to_end import main as end_to_end
+
+    result = end_to_end(["--task", "quadruped-flat", "--num-envs", "16", "--iterations", "1", "--warmup", "0"])
+    assert result["samples_per_s"] > 0 and 0 < result["learning_share"] < 1 and result["physics_share"] > 0
