@@ -75,7 +75,7 @@ def test_go_like_keeps_its_files_joint_damping_and_soft_feet_under_the_task_serv
         assert (m.dof_damping[dof], m.dof_frictionloss[dof], m.dof_armature[dof]) == pytest.approx((2.0, 0.2, 0.01))
     for foot in rb.foot_names:  # the soft contacts of the file's foot spheres
         assert tuple(m.geom(foot).solimp[:3]) == pytest.approx((0.015, 1.0, 0.03))
-    assert m.opt.impratio == 100.0 and m.opt.cone == mujoco.mjtCone.mjCONE_PYRAMIDAL  # cone from the check
+    assert m.opt.impratio == 1.0 and m.opt.cone == mujoco.mjtCone.mjCONE_PYRAMIDAL  # the check's cone, impratio 1
     assert (m.opt.iterations, m.opt.ls_iterations) == (20, 20)
     mass = sum(m.body_mass[b] for b in range(m.nbody) if m.body_rootid[b] == m.body("base").id)
     assert 13.0 < mass < 17.0, mass
@@ -110,9 +110,10 @@ def test_h1_like_trains_its_legs_holds_its_torso_and_arms_welds_its_wrists_with_
 
 
 def test_the_checks_solver_trials_start_from_the_tasks_resets(capfd):
-    """go_like at 4 / 6 iterations is stable standing still but diverges from the task's reset spread (joints at
-    0.5-1.5 x the default pose): the check's solver trials now start there, so they no longer call 4 / 6 stable.
-    The divergence it provokes prints none of MuJoCo's warnings inside the check."""
+    """go_like at 4 / 6 iterations (pyramidal, the file's impratio 100, which the spec used to keep) is stable
+    standing still but diverges from the task's reset spread (joints at 0.5-1.5 x the default pose): the check's
+    solver trials now start there, so they no longer call 4 / 6 stable. The divergence it provokes prints none of
+    MuJoCo's warnings inside the check."""
     from envs.robot_check.rollouts import ResetSpread, solver_trial
     from envs.robot_check.trials import quiet_mujoco_warnings
 
@@ -120,12 +121,13 @@ def test_the_checks_solver_trials_start_from_the_tasks_resets(capfd):
     robot = verdict.robot_of(task)
     rnd = verdict.env_config(task).randomization
     spread = ResetSpread(rnd.init_joint_scale, rnd.init_base_vel)
-    assert solver_trial(robot, 4, 6, "pyramidal", rollouts=16).diverged == 0.0
+    high = {"impratio": 100.0, "rollouts": 16}
+    assert solver_trial(robot, 4, 6, "pyramidal", **high).diverged == 0.0
     with quiet_mujoco_warnings():
-        assert solver_trial(robot, 4, 6, "pyramidal", rollouts=16, spread=spread).diverged > 0.0
-        assert solver_trial(robot, 20, 20, "pyramidal", rollouts=16, spread=spread).diverged == 0.0
+        assert solver_trial(robot, 4, 6, "pyramidal", spread=spread, **high).diverged > 0.0
+        assert solver_trial(robot, 20, 20, "pyramidal", spread=spread, **high).diverged == 0.0
     assert "WARNING" not in "".join(capfd.readouterr())
-    assert solver_trial(robot, 2, 4, "pyramidal", rollouts=16, spread=spread).diverged > 0.0
+    assert solver_trial(robot, 2, 4, "pyramidal", spread=spread, **high).diverged > 0.0
     assert "Nan, Inf or huge value" in "".join(capfd.readouterr())  # outside the check, MuJoCo prints them
 
 

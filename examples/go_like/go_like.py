@@ -32,8 +32,9 @@ GO_LIKE = RobotSpec(
     penalized_contacts=(".*_calf",),
     # The robot check's solver search (its rollouts start from the task's resets: joints at 0.5-1.5 x the default
     # pose, feet deep in the soft floor): pyramidal cones step twice as fast as the file's elliptic ones; 2 / 4,
-    # 4 / 6 and 8 / 10 iterations diverge, 20 / 20 does not and costs the same (42k steps/s). impratio: the file's.
-    sim=SimOverrides(iterations=20, ls_iterations=20, cone="pyramidal"),
+    # 4 / 6 and 8 / 10 iterations diverge, 20 / 20 does not and costs the same (42k steps/s). impratio 1, not the
+    # file's 100: MuJoCo advises against a high impratio with a pyramidal cone (the check says so; feet drift 8 mm).
+    sim=SimOverrides(iterations=20, ls_iterations=20, cone="pyramidal", impratio=1.0),
 )
 
 flat = flat_task("go-like-flat", GO_LIKE)
