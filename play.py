@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from envs.physics.registry import BACKENDS
 from contract.errors import OneLineParser, UserError, run_reporting_errors
+from envs.physics.registry import BACKENDS
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

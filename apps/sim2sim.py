@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Any
 
 from contract import schema
+from contract.errors import UserError
 from deploy.onnx_policy import OnnxPolicy
 from deploy.terrain import TerrainEval
-from contract.errors import UserError
 
 
 def run(path: str | Path, episodes: int, seed: int, terrain_eval: TerrainEval | None = None) -> dict[str, Any]:

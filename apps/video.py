@@ -12,7 +12,6 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
-
 GHOST_RGBA = (0.2, 0.85, 0.3, 0.35)
 """Colour of a reference motion's ghost in a video."""
 

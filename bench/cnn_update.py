@@ -22,12 +22,12 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from bench.timing import time_alternating
 from configs.atari_tasks import atari_config
 from rl_core.env_api import ActionSpec
 from rl_core.modules.actor_critic import ActorCritic
 from rl_core.ppo import PPO
 from rl_core.storage import RolloutStorage
-from bench.timing import time_alternating
 
 FRAME_SKIP = 4
 SHAPE = (4, 84, 84)

@@ -21,12 +21,12 @@ from pathlib import Path
 
 import torch
 
-from rl_core.config import PolicyConfig, AlgorithmConfig
+from bench.timing import sync, time_alternating
+from rl_core.config import AlgorithmConfig, PolicyConfig
 from rl_core.env_api import ActionSpec
 from rl_core.modules.actor_critic import ActorCritic
 from rl_core.ppo import PPO
 from rl_core.storage import RolloutStorage
-from bench.timing import sync, time_alternating
 
 RSL_RL_VERSION = "5.5.1"
 INSTALL_HINT = "pip install -e '.[bench]'"
@@ -186,8 +186,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     try:
-        import rsl_rl  # noqa: F401
         from importlib.metadata import version
+
+        import rsl_rl  # noqa: F401
         found = version("rsl-rl-lib")
     except ImportError:
         sys.exit(f"error: rsl_rl is not installed (benchmark-only dependency); run: {INSTALL_HINT}")

@@ -7,7 +7,7 @@ import torch
 from envs import atari_wrappers
 from envs.atari import AtariEnvConfig, AtariVecEnv
 from envs.registry import TaskSpec, register
-from rl_core.config import EnvConfig, PolicyConfig, AlgorithmConfig, RunnerConfig, TrainConfig
+from rl_core.config import AlgorithmConfig, EnvConfig, PolicyConfig, RunnerConfig, TrainConfig
 
 
 def _make_atari_env(cfg: EnvConfig, device: torch.device) -> AtariVecEnv:

@@ -11,9 +11,9 @@ import difflib
 import configs  # noqa: F401  (registers the built-in tasks)
 from configs.atari_tasks import atari_task
 from configs.gym_tasks import generic_gym_task
+from contract.errors import UserError
 from envs.registry import TaskSpec, is_file_task, load_file_task, registered_so_far
 from envs.robots.menagerie import is_menagerie
-from contract.errors import UserError
 
 
 def registered() -> dict[str, TaskSpec]:

@@ -22,10 +22,10 @@ from typing import Literal, Optional
 from configs.humanoid import HUMANOID_DEFAULTS, HUMANOID_ENV
 from configs.locomotion import ROUGH_ENV, deploy_env, flat_task, rough_task
 from configs.task_defaults import TaskDefaults
+from contract.errors import UserError
 from envs.registry import TaskSpec
 from envs.robots.spec import RobotSpec
 from envs.tasks.locomotion.config import LocomotionEnvConfig
-from contract.errors import UserError
 
 KINDS = ("quadruped", "biped", "legged")
 """What a draft calls a robot: by its number of feet (4, 2, other)."""

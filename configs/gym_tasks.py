@@ -8,7 +8,7 @@ import torch
 
 from envs.gym import GymEnvConfig, GymVecEnv
 from envs.registry import TaskSpec, register
-from rl_core.config import EnvConfig, PolicyConfig, AlgorithmConfig, RunnerConfig, TrainConfig
+from rl_core.config import AlgorithmConfig, EnvConfig, PolicyConfig, RunnerConfig, TrainConfig
 
 
 def _make_gym_env(cfg: EnvConfig, device: torch.device) -> GymVecEnv:

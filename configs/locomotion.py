@@ -27,7 +27,7 @@ from envs.robots.spec import RobotSpec
 from envs.tasks.locomotion import LocomotionEnv
 from envs.tasks.locomotion.config import CommandConfig, LocomotionEnvConfig, RandomizationConfig, RewardScales
 from envs.terrain.config import HeightScanConfig, TerrainConfig
-from rl_core.config import EnvConfig, PolicyConfig, AlgorithmConfig, RunnerConfig, TrainConfig
+from rl_core.config import AlgorithmConfig, EnvConfig, PolicyConfig, RunnerConfig, TrainConfig
 
 
 def flat_config(env: Optional[LocomotionEnvConfig] = None, gpu: Optional[bool] = None) -> TrainConfig:

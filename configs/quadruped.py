@@ -12,7 +12,6 @@ from configs.locomotion import blind_task, flat_task, proprio_task, rough_task
 from envs.registry import register
 from envs.robots.quadruped import QUADRUPED
 
-
 register(flat_task("quadruped-flat", QUADRUPED,
                    description="12-DoF quadruped tracking velocity commands on flat ground "
                                "(native MuJoCo on CPU; Warp / MJX on GPU)"))

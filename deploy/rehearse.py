@@ -47,19 +47,19 @@ import sys
 import textwrap
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Optional
-from collections.abc import Callable
 
 import numpy as np
 
+from contract.errors import UserError
 from deploy.onnx_policy import OnnxPolicy
 from deploy.runtime.loop import Runtime, realtime
 from deploy.runtime.safety import SafetyConfig
 from deploy.runtime.supply import PROFILES, check
 from deploy.runtime.udp import UdpRobot
 from deploy.simrobot import SimRobotConfig, robot_joints
-from contract.errors import UserError
 
 STAND_S = 1.0
 """The command is zero for this long at the start of every run (s)."""

@@ -28,10 +28,10 @@ from typing import Any
 import mujoco
 import numpy as np
 
-from deploy.onnx_policy import OnnxPolicy
-from deploy.terrain import HeightMap, HeightScan, TerrainEval, tiles, yaw_of
 from contract import breakdown, terms
 from contract.errors import UserError
+from deploy.onnx_policy import OnnxPolicy
+from deploy.terrain import HeightMap, HeightScan, TerrainEval, tiles, yaw_of
 
 COMMANDS = ("lin_vel_x", "lin_vel_y", "yaw_rate")
 

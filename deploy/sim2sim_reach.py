@@ -17,9 +17,9 @@ from typing import Any
 import mujoco
 import numpy as np
 
+from contract.errors import UserError
 from deploy.onnx_policy import OnnxPolicy
 from deploy.sim2sim import load_scene
-from contract.errors import UserError
 
 TERMS = ("joint_pos", "joint_vel", "target_pos", "to_target", "last_actions")
 """Observation terms this check knows how to build."""

@@ -31,14 +31,14 @@ import mujoco
 import numpy as np
 
 from contract import schema
+from contract.errors import UserError
+from deploy.maker_model import maker_scene
 from deploy.onnx_policy import OnnxPolicy
 from deploy.runtime import udp
 from deploy.runtime.loop import realtime
 from deploy.runtime.robot import JointCommand, RobotState
-from deploy.maker_model import maker_scene
 from deploy.sim2sim import load_scene
 from deploy.terrain import HeightMap, HeightScan, tiles
-from contract.errors import UserError
 
 
 @dataclass(frozen=True)

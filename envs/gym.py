@@ -8,8 +8,8 @@ value of its true final observation.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Literal, Optional, cast
 
 import gymnasium as gym
@@ -17,10 +17,10 @@ import numpy as np
 import torch
 from gymnasium.wrappers import FlattenObservation
 
+from contract.errors import ConfigError, UserError
 from rl_core.config import EnvConfig
 from rl_core.config_io import require
 from rl_core.env_api import ActionSpec, Obs, StepInfo
-from contract.errors import ConfigError, UserError
 
 
 @dataclass(frozen=True)

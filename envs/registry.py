@@ -21,11 +21,11 @@ from typing import Any
 
 import torch
 
+from contract.errors import UserError
 from envs.file_errors import import_error, location, spec_problems, with_line
 from envs.robots.spec import RobotSpec
 from rl_core.config import EnvConfig, TrainConfig
 from rl_core.env_api import VecEnv
-from contract.errors import UserError
 
 
 @dataclass(frozen=True)

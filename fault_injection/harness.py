@@ -145,8 +145,8 @@ def one_line_error(result: dict[str, Any], expected: str) -> bool:
 # ------------------------------------------------------------------------------------- checkpoint cases
 def make_checkpoint(folder: Path) -> Path:
     """A tiny trained CartPole run (2 iterations, a checkpoint after each); returns the run folder."""
-    from rl_core.config_io import dump_yaml
     from fault_injection.cartpole import make_runner, tiny_cartpole
+    from rl_core.config_io import dump_yaml
 
     cfg = tiny_cartpole(iterations=2)
     cfg = dataclasses.replace(cfg, runner=dataclasses.replace(cfg.runner, save_interval=1))
@@ -545,9 +545,9 @@ def failing_save_round(run: Path, error: BaseException, after_saves: int = 2) ->
 
     import torch
 
+    from contract.errors import UserError
     from fault_injection.cartpole import make_runner, tiny_cartpole
     from rl_core import checkpoint as ckpt
-    from contract.errors import UserError
 
     cfg = tiny_cartpole(iterations=6)
     runner = make_runner(dataclasses.replace(cfg, runner=dataclasses.replace(cfg.runner, save_interval=1)), run)

@@ -17,8 +17,15 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
-from fault_injection.harness import (ROOT, ChildOutput, start_training, wait_for_exit, with_sigint,
-                                     wait_for_iterations, wait_for_save)
+from fault_injection.harness import (
+    ROOT,
+    ChildOutput,
+    start_training,
+    wait_for_exit,
+    wait_for_iterations,
+    wait_for_save,
+    with_sigint,
+)
 
 STOP_LINE = re.compile(r"stopped by (SIG\w+) at iteration (\d+); checkpoint (.+?); resume with: (.+)")
 """The one line train.py prints when a signal stopped it."""

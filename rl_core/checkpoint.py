@@ -210,8 +210,8 @@ def check_task(data: dict[str, Any], task: str, source: str) -> None:
 
 def read_config(data: dict[str, Any], default: Any, source: str) -> Any:
     """The checkpoint's config laid over the task's ``default`` config; one clear line if it cannot be read."""
-    from rl_core.config_io import from_dict
     from contract.errors import UserError
+    from rl_core.config_io import from_dict
 
     try:
         return from_dict(default, data["config"])

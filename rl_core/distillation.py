@@ -19,13 +19,13 @@ from typing import Any
 import torch
 from torch import nn
 
+from contract.errors import CheckpointError, ConfigError, UserError
 from rl_core import checkpoint as ckpt
 from rl_core import distributed
 from rl_core.algorithm import Algorithm
 from rl_core.config import AlgorithmConfig, PolicyConfig, TrainConfig
 from rl_core.config_io import from_dict
 from rl_core.env_api import ActionSpec, Obs, VecEnv
-from contract.errors import CheckpointError, ConfigError, UserError
 from rl_core.modules.actor_critic import ActorCritic
 from rl_core.modules.recurrent_steps import actor_step, sequence_params
 from rl_core.storage import gather

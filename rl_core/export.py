@@ -35,9 +35,9 @@ import torch
 from torch import nn
 
 from contract.errors import UserError
+from contract.policy_format import FORMAT
 from rl_core.modules.actor_critic import ActorCritic
 from rl_core.modules.normalizer import RunningNormalizer
-from contract.policy_format import FORMAT
 
 PARITY_SAMPLES = 1000
 """Random observations each export is checked on."""

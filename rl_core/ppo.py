@@ -9,11 +9,11 @@ from typing import Any
 import torch
 from torch import nn
 
+from contract.errors import ConfigError
 from rl_core import distributed
 from rl_core.algorithm import Algorithm, EnvStep, any_of, finite_obs
 from rl_core.config import AlgorithmConfig, TrainConfig
 from rl_core.env_api import Obs, Symmetric, VecEnv
-from contract.errors import ConfigError
 from rl_core.graphed_update import GraphedMinibatch
 from rl_core.modules.actor_critic import ActorCritic
 from rl_core.modules.normalizer import ReturnNormalizer

@@ -18,6 +18,7 @@ from typing import Any
 
 import torch
 
+from contract.errors import CheckpointError, TrainingFault
 from rl_core import checkpoint as ckpt
 from rl_core import distributed
 from rl_core.algorithm import EnvStep, checked_obs
@@ -26,7 +27,6 @@ from rl_core.config import TrainConfig
 from rl_core.config_io import to_dict
 from rl_core.env_api import Checkpointable, Obs, VecEnv, state_dict_of
 from rl_core.episodes import EpisodeStats
-from contract.errors import CheckpointError, TrainingFault
 from rl_core.logging import Logger
 from rl_core.modules.actor_critic import ActorCritic
 from rl_core.stopping import StopRequest

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from rl_core import distributed  # noqa: E402
-from rl_core.config import PolicyConfig, AlgorithmConfig  # noqa: E402
+from rl_core.config import AlgorithmConfig, PolicyConfig  # noqa: E402
 from rl_core.env_api import ActionSpec  # noqa: E402
 from rl_core.modules.actor_critic import ActorCritic  # noqa: E402
 from rl_core.ppo import PPO  # noqa: E402

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from envs.registry import TaskSpec
-from rl_core.config import EnvConfig, PolicyConfig, AlgorithmConfig, RunnerConfig, TrainConfig
+from rl_core.config import AlgorithmConfig, EnvConfig, PolicyConfig, RunnerConfig, TrainConfig
 from rl_core.env_api import ActionSpec
 
 XML = """<mujoco><worldbody><body name="link"><joint name="shoulder" type="hinge"/>

@@ -14,10 +14,10 @@ pytest.importorskip("ale_py", reason="Atari tests need the atari extra (ale-py)"
 import play
 import train
 from configs.atari_tasks import atari_config
+from contract.errors import ConfigError
 from envs.atari import AtariEnvConfig, AtariVecEnv
 from rl_core.config import PolicyConfig
 from rl_core.env_api import ActionSpec, Exportable, PixelObservations, VecEnv, obs_dtype, obs_shape
-from contract.errors import ConfigError
 from rl_core.modules.actor_critic import ActorCritic
 from rl_core.storage import RolloutStorage
 from tests.helpers import transition

@@ -7,8 +7,8 @@ import math
 import torch
 
 from envs.tasks.locomotion import rewards as R
-from tests.reward_context import context
 from envs.tasks.rotations import from_yaw
+from tests.reward_context import context
 
 MOVE = torch.tensor([[0.5, 0.0, 0.0]])
 STAND = torch.zeros(1, 3)

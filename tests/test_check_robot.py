@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from configs.catalog import get_task
-from envs.robot_check import advice, verdict
 from contract.errors import UserError
+from envs.robot_check import advice, verdict
 
 ROOT = Path(__file__).resolve().parents[1]
 FEW = 128

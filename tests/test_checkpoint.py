@@ -6,9 +6,8 @@ import pickle
 import pytest
 import torch
 
-from rl_core import checkpoint as ckpt
 from contract.errors import CheckpointError
-
+from rl_core import checkpoint as ckpt
 from tests.helpers import make_runner, tiny_cartpole
 
 

@@ -5,10 +5,10 @@ import dataclasses
 import pytest
 
 from configs.gym_tasks import cartpole, pendulum
-from envs.gym import GymEnvConfig
-from rl_core.config import PolicyConfig, AlgorithmConfig, RunnerConfig, TrainConfig
-from rl_core.config_io import apply_overrides, describe, field_docs, from_dict, parse_override, to_dict
 from contract.errors import ConfigError
+from envs.gym import GymEnvConfig
+from rl_core.config import AlgorithmConfig, PolicyConfig, RunnerConfig, TrainConfig
+from rl_core.config_io import apply_overrides, describe, field_docs, from_dict, parse_override, to_dict
 
 
 @pytest.mark.parametrize("make, field", [

@@ -7,6 +7,7 @@ import dataclasses
 
 import pytest
 import torch
+
 from tests.helpers import transition
 
 pytestmark = [pytest.mark.cuda, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")]

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 import torch
 
+from contract.errors import CheckpointError, ConfigError
 from rl_core import checkpoint as ckpt
-from rl_core.config import EnvConfig, PolicyConfig, AlgorithmConfig, RunnerConfig, TrainConfig
+from rl_core.config import AlgorithmConfig, EnvConfig, PolicyConfig, RunnerConfig, TrainConfig
 from rl_core.config_io import to_dict
 from rl_core.distillation import distillation_loss
 from rl_core.env_api import ActionSpec, VecEnv
-from contract.errors import CheckpointError, ConfigError
 from rl_core.modules.actor_critic import ActorCritic
 from rl_core.runner import OnPolicyRunner
 

@@ -119,9 +119,9 @@ def test_squashed_mode_is_the_squashed_mean_in_env_units_and_discrete_refuses_it
     torch.testing.assert_close(head.mode(params), torch.tensor([[0.0, 1.0]]))
     import pytest
 
+    from contract.errors import ConfigError
     from rl_core.config import PolicyConfig
     from rl_core.env_api import ActionSpec
-    from contract.errors import ConfigError
     from rl_core.modules.actor_critic import ActorCritic
 
     with pytest.raises(ConfigError, match="policy.distribution='squashed_gaussian'"):

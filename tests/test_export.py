@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 import torch
 
-from configs.gym_tasks import cartpole
 from configs.catalog import get_task
+from configs.gym_tasks import cartpole
 from deploy.onnx_policy import OnnxPolicy
 from envs.gym import GymVecEnv
 from envs.robots.quadruped import QUADRUPED

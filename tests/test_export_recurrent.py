@@ -9,16 +9,15 @@ import numpy as np
 import pytest
 import torch
 
-from configs.gym_tasks import pendulum_masked
 from apps import gym_sim2sim
+from configs.gym_tasks import pendulum_masked
+from contract.errors import ConfigError
 from deploy.onnx_policy import OnnxPolicy
 from envs.gym import GymEnvConfig, GymVecEnv
 from rl_core.config import PolicyConfig
 from rl_core.env_api import ActionSpec
-from contract.errors import ConfigError
 from rl_core.evaluation import evaluate
-from rl_core.export import (ExportError, PARITY_ATOL, check_sequence_parity, export_jit, export_onnx,
-                            policy_metadata)
+from rl_core.export import PARITY_ATOL, ExportError, check_sequence_parity, export_jit, export_onnx, policy_metadata
 from rl_core.modules.actor_critic import ActorCritic
 
 

@@ -18,19 +18,27 @@ import pytest
 import torch
 
 from configs.catalog import get_task
+from contract.errors import TrainingFault
 from envs.robots.quadruped import QUADRUPED
 from envs.tasks.locomotion import LocomotionEnv
+from fault_injection import harness
+from fault_injection.harness import (
+    CLI_CASES,
+    NanInjector,
+    kill_round,
+    make_checkpoint,
+    nan_learning_run,
+    one_line_error,
+    rss_growth_mb,
+    run_cli,
+)
+from fault_injection.signals import clean_stop, signal_round
 from rl_core import checkpoint as ckpt
 from rl_core.config import AlgorithmConfig
-from contract.errors import TrainingFault
 from rl_core.ppo import ppo_loss
 from rl_core.runner import OnPolicyRunner
 from tests.helpers import make_runner, tiny_cartpole
 from tests.test_ppo import make_batch, policy_of
-from fault_injection import harness
-from fault_injection.harness import (CLI_CASES, NanInjector, kill_round, make_checkpoint, nan_learning_run,
-                                     one_line_error, rss_growth_mb, run_cli)
-from fault_injection.signals import clean_stop, signal_round
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -311,8 +319,8 @@ def test_a_full_disk_during_training_is_one_line_and_the_run_resumes_elsewhere(t
 def test_an_unreadable_checkpoint_is_one_line(tmp_path, monkeypatch):
     import torch
 
-    from rl_core import checkpoint as ckpt
     from contract.errors import CheckpointError
+    from rl_core import checkpoint as ckpt
 
     f = tmp_path / "model_1.pt"
     f.write_bytes(b"x")

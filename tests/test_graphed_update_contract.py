@@ -8,15 +8,15 @@ from __future__ import annotations
 import pytest
 import torch
 
-from rl_core.config import PolicyConfig, AlgorithmConfig
+from rl_core.config import AlgorithmConfig, PolicyConfig
 from rl_core.env_api import ActionSpec
 from rl_core.graphed_update import GraphedMinibatch
 from rl_core.modules.actor_critic import ActorCritic
 from rl_core.ppo import PPO
 from rl_core.storage import RolloutStorage
-from tests.helpers import transition
 from rl_core.symmetry import Mirrors
 from tests import graph_standin
+from tests.helpers import transition
 
 T, N, OBS, ACT = 8, 32, 10, 4
 

@@ -11,11 +11,11 @@ import dataclasses
 import pytest
 import torch
 
+from contract.errors import UserError
 from envs.robots.quadruped import QUADRUPED
 from envs.tasks.locomotion import LocomotionEnv
-from envs.tasks.locomotion.randomization import fields_of
 from envs.tasks.locomotion.config import LocomotionEnvConfig, RandomizationConfig
-from contract.errors import UserError
+from envs.tasks.locomotion.randomization import fields_of
 from tests.helpers import model_field
 
 N = 4

@@ -12,7 +12,7 @@ import dataclasses
 import torch
 from torch.overrides import TorchFunctionMode
 
-from rl_core.config import PolicyConfig, AlgorithmConfig, RunnerConfig, TrainConfig
+from rl_core.config import AlgorithmConfig, PolicyConfig, RunnerConfig, TrainConfig
 from rl_core.runner import OnPolicyRunner
 from tests.test_runner import PointEnv
 

@@ -9,12 +9,12 @@ import pytest
 import torch
 
 from configs.catalog import get_task
+from contract.errors import UserError
 from envs.robots.quadruped import LEGS, QUADRUPED
 from envs.tasks.locomotion import PRIVILEGED_TERMS, LocomotionEnv
-from envs.tasks.locomotion.observations import TERM_NAMES
 from envs.tasks.locomotion.config import LocomotionEnvConfig
+from envs.tasks.locomotion.observations import TERM_NAMES
 from rl_core.env_api import VecEnv
-from contract.errors import UserError
 from tests.helpers import model_field
 from tests.locomotion_tasks import LOCOMOTION_TASKS, make_task_env
 

@@ -9,8 +9,8 @@ import numpy as np
 import torch
 
 from envs.tasks.locomotion import rewards as R
-from tests.reward_context import context as ctx
 from envs.tasks.rotations import from_yaw, rotate_inverse, yaw_of
+from tests.reward_context import context as ctx
 
 
 def test_rotate_inverse_matches_mujoco_rotation_matrix():

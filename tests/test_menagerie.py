@@ -15,10 +15,10 @@ import pytest
 
 import configs.menagerie as menagerie_config
 from configs.catalog import get_task
+from contract.errors import UserError
 from envs.robot_check.verdict import robot_of
 from envs.robots.draft import draft
 from envs.robots.menagerie import files_digest, parse, xml_path
-from contract.errors import UserError
 from tests.menagerie_models import menagerie_root
 
 pytest.importorskip("mujoco_menagerie")

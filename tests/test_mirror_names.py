@@ -10,15 +10,15 @@ from pathlib import Path
 import pytest
 import torch
 
+from contract.errors import UserError
 from envs.robots.mirror import foot_pairs, joint_mirror, side_pairs
 from envs.robots.quadruped import QUADRUPED
-from envs.robots.spec import ActuatorGroup
 from envs.robots.sides import MirrorMap, has_twins, missing_twins, twins
+from envs.robots.spec import ActuatorGroup
 from envs.tasks.locomotion import LocomotionEnv
 from envs.tasks.locomotion.config import LocomotionEnvConfig, NoiseConfig, RandomizationConfig
-from rl_core.config import PolicyConfig, AlgorithmConfig
+from rl_core.config import AlgorithmConfig, PolicyConfig
 from rl_core.env_api import Symmetric
-from contract.errors import UserError
 from rl_core.modules.actor_critic import ActorCritic
 from rl_core.ppo import PPO
 from rl_core.symmetry import SAME_KEYS, Mirrors, augment

@@ -5,10 +5,9 @@ unit)."""
 
 from __future__ import annotations
 
+import mujoco
 import numpy as np
 import pytest
-
-import mujoco
 
 from contract import motion
 from contract.errors import UserError

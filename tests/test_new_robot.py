@@ -13,12 +13,12 @@ import mujoco
 import pytest
 
 from configs.catalog import get_task
+from contract.errors import UserError
 from envs.robot_check.verdict import robot_of
 from envs.robots.draft import draft
 from envs.robots.resolved import ResolvedRobot
 from envs.robots.sides import twins
 from envs.scenes.assemble import build
-from contract.errors import UserError
 from tests.robot_models import write
 
 ROOT = Path(__file__).resolve().parents[1]

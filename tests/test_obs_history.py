@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 import torch
 
+from contract.errors import UserError
 from envs.robots.quadruped import QUADRUPED
 from envs.tasks.locomotion import LocomotionEnv
 from envs.tasks.locomotion.config import LocomotionEnvConfig
 from rl_core.env_api import StackedObservations, Symmetric
-from contract.errors import UserError
 
 N = 4
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from contract.errors import UserError
 from envs.physics.base import PhysicsReadout, PhysicsRequest
 from envs.physics.factory import make_physics, require_backend, resolve_backend
 from envs.physics.native import NativePhysics
@@ -19,7 +20,6 @@ from envs.physics.registry import BACKEND_CHOICES, BACKENDS, REGISTRY, BackendIn
 from envs.robots.quadruped import QUADRUPED
 from envs.scenes.assemble import build
 from envs.tasks.locomotion.config import LocomotionEnvConfig
-from contract.errors import UserError
 
 CPU = torch.device("cpu")
 

@@ -6,9 +6,8 @@ import json
 
 import pytest
 
-from tests.helpers import make_runner, tiny_cartpole
-
 import play
+from tests.helpers import make_runner, tiny_cartpole
 
 
 @pytest.fixture(scope="module")

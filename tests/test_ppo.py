@@ -4,7 +4,7 @@ import dataclasses
 
 import torch
 
-from rl_core.config import PolicyConfig, AlgorithmConfig
+from rl_core.config import AlgorithmConfig, PolicyConfig
 from rl_core.env_api import ActionSpec
 from rl_core.modules.actor_critic import ActorCritic
 from rl_core.ppo import PPO, adaptive_lr, ppo_loss

@@ -12,16 +12,16 @@ import numpy as np
 import pytest
 import torch
 
+from apps import sim2sim
 from configs.catalog import get_task
 from configs.reach import reach_config
-from apps import sim2sim
 from contract import schema
+from contract.errors import UserError
 from deploy.onnx_policy import OnnxPolicy
 from deploy.sim2sim_reach import PlainMujocoArm
 from envs.tasks.reach import ReachEnv, ReachEnvConfig, observations, rewards
 from envs.tasks.reach.config import TargetConfig
 from rl_core.env_api import Checkpointable, Exportable, VecEnv
-from contract.errors import UserError
 from rl_core.export import export_onnx, policy_metadata
 from rl_core.modules.actor_critic import ActorCritic
 from rl_core.runner import OnPolicyRunner

@@ -6,13 +6,12 @@ import dataclasses
 import pytest
 import torch
 
-from rl_core import checkpoint as ckpt
-from rl_core.config import EnvConfig, PolicyConfig, AlgorithmConfig, RunnerConfig, TrainConfig
 from contract.errors import ConfigError
+from rl_core import checkpoint as ckpt
+from rl_core.config import AlgorithmConfig, EnvConfig, PolicyConfig, RunnerConfig, TrainConfig
 from rl_core.modules.recurrent_steps import rollout_step, sequence_params_and_value, value_with_state
 from rl_core.runner import OnPolicyRunner
 from rl_core.storage import RolloutStorage
-
 from tests.helpers import transition
 from tests.test_runner import PointEnv
 

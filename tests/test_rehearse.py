@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from contract.errors import UserError
 from deploy.rehearse import rehearse_one
 from deploy.runtime.safety import SafetyConfig
 from deploy.simrobot import SimRobotConfig
-from contract.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[1]
 POLICY = ROOT / "tests" / "data" / "quadruped_policy_format1.onnx"

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 import train
+from contract.errors import UserError
 from envs.file_errors import field_line, field_problems
 from envs.registry import load_file_task
 from envs.robots.quadruped import QUADRUPED
-from contract.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -14,13 +14,20 @@ import pytest
 import torch
 
 import train
+from contract.errors import UserError
 from deploy.sim2sim import PlainMujocoRobot
-from envs.robots.spec import (FILE_ACTUATORS, ActuatorGroup, HeldJoints, JointProperties, RobotSpec, SimOverrides,
-                              WeldedJoints)
+from envs.robots.spec import (
+    FILE_ACTUATORS,
+    ActuatorGroup,
+    HeldJoints,
+    JointProperties,
+    RobotSpec,
+    SimOverrides,
+    WeldedJoints,
+)
 from envs.scenes.assemble import build
 from envs.tasks.locomotion import LocomotionEnv
 from envs.tasks.locomotion.config import LocomotionEnvConfig
-from contract.errors import UserError
 from tests.robot_models import BIPED_ARMS, BIPED_LEGS, biped_spec, humanoid_xml, quadruped_xml, write
 
 LEG_JOINTS, ARMS = BIPED_LEGS, BIPED_ARMS

@@ -12,10 +12,10 @@ import mujoco
 import numpy as np
 import pytest
 
+from contract.errors import UserError
 from envs.robot_check.text import num, pct
 from envs.robots.spec import FILE_ACTUATORS, ActuatorGroup, FootGeom, RobotSpec, SimOverrides
 from envs.scenes.assemble import build
-from contract.errors import UserError
 from tests.robot_models import quadruped_xml, write
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -12,13 +12,13 @@ import pytest
 import torch
 
 import train
+from contract.errors import UserError
 from envs.robots.quadruped import QUADRUPED
 from envs.robots.spec import FILE_ACTUATORS
 from envs.scenes.assemble import build
-from envs.tasks.locomotion import rewards as R
 from envs.tasks.locomotion import LocomotionEnv
+from envs.tasks.locomotion import rewards as R
 from envs.tasks.locomotion.config import NoiseConfig
-from contract.errors import UserError
 from tests.locomotion_tasks import EXAMPLE_TASK, make_task_env
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from rl_core import checkpoint as ckpt
-from rl_core.config import EnvConfig, PolicyConfig, AlgorithmConfig, RunnerConfig, TrainConfig
+from rl_core.config import AlgorithmConfig, EnvConfig, PolicyConfig, RunnerConfig, TrainConfig
 from rl_core.env_api import ActionSpec, VecEnv
 from rl_core.runner import OnPolicyRunner
 

@@ -13,6 +13,7 @@ import torch
 from configs.catalog import get_task
 from configs.gym_tasks import cartpole
 from contract import schema
+from contract.policy_format import FORMAT
 from deploy import sim2sim
 from deploy.onnx_policy import OnnxPolicy
 from deploy.runtime.controller import Controller
@@ -21,7 +22,6 @@ from envs.gym import GymVecEnv
 from envs.tasks.rotations import yaw_of
 from rl_core.export import export_onnx, policy_metadata
 from rl_core.modules.actor_critic import ActorCritic
-from contract.policy_format import FORMAT
 from tests.sim2sim_check import assert_sim2sim_observation_matches
 
 LOCOMOTION_KEYS = ["action_clip", "action_dim", "action_scale", "action_type", "actions", "base_height",

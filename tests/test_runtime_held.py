@@ -15,6 +15,8 @@ import pytest
 import torch
 
 from contract import schema
+from contract.errors import UserError
+from contract.policy_format import FORMAT
 from deploy.onnx_policy import OnnxPolicy
 from deploy.runtime.controller import Controller
 from deploy.runtime.robot import RobotState
@@ -24,13 +26,11 @@ from deploy.simrobot import SimRobotConfig, SimulatedRobot, robot_joints
 from envs.robots.spec import FILE_ACTUATORS, HeldJoints, RobotSpec
 from envs.scenes.assemble import build
 from envs.tasks.locomotion import LocomotionEnv
-from envs.tasks.locomotion.export import held_servos
 from envs.tasks.locomotion.config import LocomotionEnvConfig, NoiseConfig
+from envs.tasks.locomotion.export import held_servos
 from rl_core.config import PolicyConfig
-from contract.errors import UserError
 from rl_core.export import export_onnx, policy_metadata
 from rl_core.modules.actor_critic import ActorCritic
-from contract.policy_format import FORMAT
 from tests.robot_models import BIPED_ARMS, BIPED_LEGS, biped_spec, humanoid_xml, write
 from tests.test_runtime_safety import POLICY as QUADRUPED_POLICY
 from tests.test_runtime_safety import with_metadata

@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from contract.errors import UserError
 from deploy.onnx_policy import OnnxPolicy
 from deploy.runtime.controller import Controller
 from deploy.runtime.loop import Runtime
 from deploy.runtime.robot import JointCommand, RobotState
 from deploy.runtime.safety import SafetyConfig
-from contract.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[1]
 POLICY = ROOT / "tests" / "data" / "quadruped_policy_format1.onnx"

@@ -16,10 +16,23 @@ import pytest
 import torch
 
 import train
-from fault_injection.harness import (ROOT, STEP_SLEEP_ENV, ChildOutput, one_line_error, run_cli, wait_for_exit,
-                                     wait_for_iterations, with_sigint)
-from fault_injection.signals import (STOP_LINE, clean_stop, signal_round, signals_during_save_round,
-                                     torchrun_sigterm_round)
+from fault_injection.harness import (
+    ROOT,
+    STEP_SLEEP_ENV,
+    ChildOutput,
+    one_line_error,
+    run_cli,
+    wait_for_exit,
+    wait_for_iterations,
+    with_sigint,
+)
+from fault_injection.signals import (
+    STOP_LINE,
+    clean_stop,
+    signal_round,
+    signals_during_save_round,
+    torchrun_sigterm_round,
+)
 from rl_core import checkpoint as ckpt
 
 CARTPOLE = ["--task", "CartPole-v1", "--num-envs", "4", "--quiet", "runner.num_steps_per_env=8"]

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from contract import terms
+from contract.errors import UserError
 from deploy.onnx_policy import OnnxPolicy
 from deploy.runtime.controller import Controller
-from contract import terms
 from deploy.runtime.supply import LOW_STATE, PROFILES, SIMULATED, Supplies, check, lacking
 from deploy.sim2sim_reach import TERMS as REACH_TERMS
 from envs.tasks.locomotion.obs_table import TERM_NAMES
-from contract.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[1]
 POLICY = ROOT / "docs" / "humanoid_policy.onnx"

@@ -7,17 +7,17 @@ import dataclasses
 import pytest
 import torch
 
+from contract.errors import ConfigError
 from envs.robots.mirror import joint_mirror, twin
 from envs.tasks.locomotion import LocomotionEnv
 from envs.tasks.locomotion.config import NoiseConfig, RandomizationConfig
-from rl_core.config import PolicyConfig, AlgorithmConfig, TrainConfig
+from rl_core.config import AlgorithmConfig, PolicyConfig, TrainConfig
 from rl_core.env_api import ActionSpec, Symmetric
-from contract.errors import ConfigError
 from rl_core.modules.actor_critic import ActorCritic
 from rl_core.ppo import PPO
 from rl_core.symmetry import Mirrors, augment, on_normalized
-from tests.locomotion_tasks import make_task_env
 from tests.helpers import transition
+from tests.locomotion_tasks import make_task_env
 
 N = 4
 

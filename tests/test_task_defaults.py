@@ -7,8 +7,8 @@ import shutil
 from pathlib import Path
 
 import train
-from configs.humanoid import HUMANOID_DEFAULTS, humanoid_flat
 from configs.catalog import get_task
+from configs.humanoid import HUMANOID_DEFAULTS, humanoid_flat
 from configs.locomotion import flat_config, rough_config
 from configs.task_defaults import TaskDefaults, apply_defaults
 

@@ -14,9 +14,9 @@ import torch
 
 from contract.terms import FROM_READING
 from envs.tasks.locomotion import observations, rewards
+from envs.tasks.locomotion.config import LocomotionEnvConfig, RewardScales
 from envs.tasks.locomotion.obs_table import TABLE, TERM_NAMES
 from envs.tasks.locomotion.state import LocomotionState
-from envs.tasks.locomotion.config import LocomotionEnvConfig, RewardScales
 from envs.tasks.obs_table import ObsTerm
 from envs.tasks.observations import ObservationLayout
 from envs.tasks.state import TaskState, per_env

@@ -14,10 +14,10 @@ import pytest
 import torch
 
 from configs.catalog import get_task
+from contract.errors import UserError
 from deploy.onnx_policy import OnnxPolicy
 from deploy.sim2sim import PlainMujocoRobot, load_scene, run
 from deploy.terrain import HeightMap, TerrainEval
-from contract.errors import UserError
 from rl_core.export import export_onnx, policy_metadata
 from rl_core.modules.actor_critic import ActorCritic
 from tests.sim2sim_check import assert_sim2sim_observation_matches

@@ -22,8 +22,8 @@ from contract import motion, schema
 from contract.errors import UserError
 from deploy.onnx_policy import OnnxPolicy
 from deploy.sim2sim_track import PlainMujocoTracker
-from envs.motion.kinematics import TreeKinematics
 from envs.motion.keyframes import Key, Keyframes, make_clip
+from envs.motion.kinematics import TreeKinematics
 from envs.motion.robot import build_tracking
 from envs.robots.humanoid import HUMANOID
 from envs.tasks.track import TrackEnv, TrackEnvConfig

@@ -27,12 +27,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from contract.errors import UserError
 from deploy.unitree.crc import checksum, crc32_mpeg2, crc32_words
 from deploy.unitree.messages import FAMILIES, blank, c_size, pack
 from deploy.unitree.profiles import PROFILES, for_policy, get
 from deploy.unitree.remote import Remote, StickMap, decode, encode
 from deploy.unitree.robot import fill_command, idle_command, state_of
-from contract.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[1]
 HUMANOID = ROOT / "docs" / "humanoid_policy.onnx"

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from envs.physics.warp_kernels import (KernelReport, cache_binaries, expected_cached, manifest_path, read_manifest,
-                                       write_manifest)
+from envs.physics.warp_kernels import (
+    KernelReport,
+    cache_binaries,
+    expected_cached,
+    manifest_path,
+    read_manifest,
+    write_manifest,
+)
 
 
 def test_report_line_says_cache_or_compile() -> None:

@@ -39,8 +39,8 @@ if TYPE_CHECKING:
 
 def main(argv: list[str] | None = None) -> int:
     from configs.catalog import get_task
-    from envs.robot_check.verdict import check, render
     from contract.errors import OneLineParser, run_reporting_errors
+    from envs.robot_check.verdict import check, render
 
     p = OneLineParser(description=__doc__.splitlines()[0])
     p.add_argument("ref", nargs="?", help="path/to/robot.py:flat (a robot file's task)")
@@ -77,12 +77,12 @@ def main(argv: list[str] | None = None) -> int:
 
 def _fix(task: TaskSpec, seconds: float, write: bool, rollouts: int) -> dict:
     """Search, print the check of what was found and the diff of the robot file (written with ``write``)."""
+    from contract.errors import UserError
     from envs.robot_check.fix import fix
-    from envs.robot_check.verdict import env_config, render, robot_of, spread_of
     from envs.robot_check.text import num
+    from envs.robot_check.verdict import env_config, render, robot_of, spread_of
     from envs.robots.draft_edit import edited_keeping_comments
     from envs.robots.spec_source import changed_fields, diff, spec_location, value_source, write_atomic
-    from contract.errors import UserError
 
     cfg = env_config(task)
     spec = robot_of(task).spec

@@ -32,11 +32,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from contract.errors import UserError
     from envs.robots.draft import draft
     from envs.robots.draft_source import mjcf_source, source
     from envs.robots.menagerie import is_menagerie, parse, xml_path
     from envs.robots.spec_source import write_atomic
-    from contract.errors import UserError
 
     menagerie = None
     if is_menagerie(args.source):

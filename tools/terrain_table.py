@@ -22,8 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from envs.terrain.config import MEDIUM_LEVEL, TILE_TYPES
 from contract.errors import OneLineParser, UserError, run_reporting_errors
+from envs.terrain.config import MEDIUM_LEVEL, TILE_TYPES
 
 DEFAULT_TYPES = ("stairs_up", "stairs_down", "slope_up", "slope_down", "rough")
 SCALARS = ("success", "fall_rate", "mean_episode_length", "lin_vel_tracking_error")

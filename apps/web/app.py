@@ -20,10 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from envs.terrain.config import TILE_TYPES
 from apps.web.scene import RobotScene, spread
 from apps.web.session import Session, Tick, checkpoints
 from contract.errors import UserError
+from envs.terrain.config import TILE_TYPES
 
 PANEL_HZ = 5.0
 """Updates per second of the page's numbers and plots."""

@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from envs.tasks.locomotion.config import LocomotionEnvConfig
 from contract.errors import UserError
+from envs.tasks.locomotion.config import LocomotionEnvConfig
 
 _NAME = re.compile(r"model_(\d+)\.pt$")
 TORCH_THREADS = 1

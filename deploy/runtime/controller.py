@@ -10,18 +10,18 @@ robot in its own joint order, matched by name.
 
 from __future__ import annotations
 
-from typing import Optional
 from collections.abc import Mapping, Sequence
+from typing import Optional
 
 import numpy as np
 
 from contract import schema
+from contract.errors import UserError
 from deploy.onnx_policy import OnnxPolicy
 from deploy.runtime.observation import ObservationBuilder, policy_order
 from deploy.runtime.robot import JointCommand, RobotState
 from deploy.runtime.safety import Safety, SafetyConfig
 from deploy.runtime.supply import Supplies, check
-from contract.errors import UserError
 
 
 class Controller:

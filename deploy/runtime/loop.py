@@ -8,18 +8,18 @@ durations go to a ``TickLog`` (``timing.py``).
 from __future__ import annotations
 
 import time
-from typing import Any, Optional
 from collections.abc import Callable, Mapping
+from typing import Any, Optional
 
 import numpy as np
 
+from contract.errors import UserError
 from deploy.onnx_policy import OnnxPolicy
 from deploy.runtime.controller import Controller
 from deploy.runtime.robot import Robot
 from deploy.runtime.safety import SafetyConfig
 from deploy.runtime.supply import Supplies
 from deploy.runtime.timing import TickLog
-from contract.errors import UserError
 
 WARMUP_TICKS = 5
 """Ticks left out of the timing summary (first calls of the policy and the transport)."""

@@ -7,8 +7,8 @@ order and the policy's ``joint_names`` (optionally through a ``joint_map``: robo
 
 from __future__ import annotations
 
-from typing import Any, Optional
 from collections.abc import Mapping, Sequence
+from typing import Any, Optional
 
 import numpy as np
 

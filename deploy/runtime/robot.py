@@ -8,9 +8,9 @@ z up). Times are seconds on the robot's clock (``Robot.clock``), the clock the s
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Optional, Protocol
-from collections.abc import Sequence
 
 import numpy as np
 

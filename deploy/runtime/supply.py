@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from contract.terms import SOURCES, TERMS
 from contract.errors import UserError
+from contract.terms import SOURCES, TERMS
 
 
 @dataclass(frozen=True)

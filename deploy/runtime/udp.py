@@ -19,8 +19,8 @@ from __future__ import annotations
 import socket
 import struct
 import time
-from typing import Optional
 from collections.abc import Sequence
+from typing import Optional
 
 import numpy as np
 

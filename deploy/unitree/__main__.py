@@ -21,12 +21,12 @@ import sys
 from importlib import metadata
 from typing import Any, Optional
 
+from contract.errors import OneLineParser, UserError
 from deploy.onnx_policy import OnnxPolicy
 from deploy.runtime.loop import realtime
 from deploy.unitree import dds
 from deploy.unitree.operator import OperatorConfig, Sequence
 from deploy.unitree.profiles import PROFILES, Profile, driven_joints, for_policy
-from contract.errors import OneLineParser, UserError
 
 
 def _parse(argv: Optional[list[str]]) -> argparse.Namespace:

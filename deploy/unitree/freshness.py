@@ -14,8 +14,8 @@ sending: the safety layer's watchdog (``SafetyConfig.max_unchanged_s``) damps it
 
 from __future__ import annotations
 
-from typing import Any, Optional
 from collections.abc import Callable
+from typing import Any, Optional
 
 from deploy.unitree.crc import checksum
 from deploy.unitree.messages import FAMILIES

@@ -26,13 +26,14 @@ import os
 import select
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Optional, TextIO
-from collections.abc import Callable
 
 import numpy as np
 
 from contract import schema
+from contract.errors import UserError
 from deploy.onnx_policy import OnnxPolicy
 from deploy.runtime.loop import Runtime
 from deploy.runtime.robot import JointCommand, RobotState
@@ -40,7 +41,6 @@ from deploy.runtime.safety import SafetyConfig
 from deploy.unitree.continuity import StepGuard
 from deploy.unitree.remote import StickMap
 from deploy.unitree.robot import UnitreeRobot
-from contract.errors import UserError
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import os
 import subprocess
-from typing import Optional
 from collections.abc import Callable
+from typing import Optional
 
 import numpy as np
 

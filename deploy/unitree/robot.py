@@ -24,8 +24,8 @@ when ``base_velocity`` is set.
 from __future__ import annotations
 
 import time
-from typing import Any, Optional
 from collections.abc import Callable, Sequence
+from typing import Any, Optional
 
 import numpy as np
 

@@ -33,6 +33,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from contract.errors import UserError
 from deploy.onnx_policy import OnnxPolicy
 from deploy.runtime.loop import realtime
 from deploy.runtime.robot import JointCommand, RobotState
@@ -40,11 +41,10 @@ from deploy.simrobot import SimRobotConfig, SimulatedRobot, robot_joints, serve
 from deploy.unitree import idl
 from deploy.unitree.crc import checksum
 from deploy.unitree.dds import LOOPBACK, Participant
-from deploy.unitree.packed import Packed, RawWriter
 from deploy.unitree.messages import BASE_VELOCITY, FAMILIES, TOPIC_BASE_VELOCITY, TOPIC_LOWCMD, TOPIC_LOWSTATE
+from deploy.unitree.packed import Packed, RawWriter
 from deploy.unitree.profiles import Profile, get
 from deploy.unitree.remote import Remote, StickMap, encode
-from contract.errors import UserError
 
 MODE_MACHINE = 5
 FAULTS = ("", "frozen", "bad_crc", "lost", "nan")

@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from contract.errors import UserError
-from contract.motion import Clip, quat_mul, quat_conj, rotation_vector
+from contract.motion import Clip, quat_conj, quat_mul, rotation_vector
 
 
 def resample(clip: Clip, fps: float) -> Clip:

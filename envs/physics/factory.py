@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import torch
 
+from contract.errors import UserError
 from envs.physics.base import Physics, PhysicsRequest
 from envs.physics.registry import BACKEND_CHOICES, BACKENDS, REGISTRY
-from contract.errors import UserError
 
 
 def resolve_backend(backend: str, device: torch.device) -> str:

@@ -22,9 +22,9 @@ import mujoco
 import numpy as np
 import torch
 
+from contract.errors import UserError
 from envs.bridge import to_jax, to_torch
 from envs.physics.base import STATE_FIELDS, PhysicsReadout, PhysicsRequest
-from contract.errors import UserError
 
 CACHE_DIR = Path(os.environ.get("LEGGED_MJX_JAX_CACHE", Path.home() / ".cache" / "legged-mjx" / "jax"))
 """JAX persistent compilation cache (override with the LEGGED_MJX_JAX_CACHE environment variable)."""

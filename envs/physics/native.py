@@ -13,7 +13,6 @@ import torch
 
 from envs.physics.base import STATE_FIELDS, PhysicsReadout, PhysicsRequest
 
-
 _BAD_STATE_WARNINGS = [int(mujoco.mjtWarning.mjWARN_BADQPOS), int(mujoco.mjtWarning.mjWARN_BADQVEL),
                        int(mujoco.mjtWarning.mjWARN_BADQACC)]
 """MuJoCo's warnings for a state it rejected and reset."""

@@ -30,9 +30,23 @@ from typing import Any
 
 import mujoco
 
-from envs.robot_check.advice import (DIVERGENCE_RATE, HIGH_IMPRATIO, OVERSHOOT, RISE_TIME, STEADY_STATE,
-                                     TARGET_DAMPING, Contact, Findings, file_contact, file_damping, kd_for,
-                                     model_contact, servo_findings, sliding, stands)
+from envs.robot_check.advice import (
+    DIVERGENCE_RATE,
+    HIGH_IMPRATIO,
+    OVERSHOOT,
+    RISE_TIME,
+    STEADY_STATE,
+    TARGET_DAMPING,
+    Contact,
+    Findings,
+    file_contact,
+    file_damping,
+    kd_for,
+    model_contact,
+    servo_findings,
+    sliding,
+    stands,
+)
 from envs.robot_check.band import Band, band
 from envs.robot_check.rollouts import ROLLOUTS, ResetSpread, SolverTrial, solver_trial
 from envs.robot_check.servo import StepResponse, step_response

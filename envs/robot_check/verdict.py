@@ -13,9 +13,20 @@ from typing import Any
 import mujoco
 import torch
 
+from contract.errors import UserError
 from envs.registry import TaskSpec
-from envs.robot_check.advice import (DIVERGENCE_RATE, Findings, cone_finding, divergence_finding, file_contact,
-                                     model_contact, servo_findings, standing_findings, stands, supported_note)
+from envs.robot_check.advice import (
+    DIVERGENCE_RATE,
+    Findings,
+    cone_finding,
+    divergence_finding,
+    file_contact,
+    model_contact,
+    servo_findings,
+    standing_findings,
+    stands,
+    supported_note,
+)
 from envs.robot_check.rollouts import ROLLOUTS, ResetSpread, SolverTrial, rate_text, solver_trial, with_solver
 from envs.robot_check.servo import step_response
 from envs.robot_check.text import num, pct
@@ -23,7 +34,6 @@ from envs.robot_check.trials import Standing, is_biped, quiet_mujoco_warnings, s
 from envs.robots.resolved import ResolvedRobot
 from envs.tasks.locomotion import LocomotionEnv
 from envs.tasks.locomotion.config import LocomotionEnvConfig
-from contract.errors import UserError
 
 RANDOM_ROLLOUTS = ROLLOUTS
 """Rollouts of 2 s of random actions with pushes under the task's solver settings (``rollouts.solver_trial``)."""

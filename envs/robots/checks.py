@@ -10,9 +10,16 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from envs.robots.spec import (EFFORT_SCALE, FILE_ACTUATORS, ActuatorGroup, HeldJoints, JointProperties, RobotSpec,
-                              WeldedJoints)
 from contract.errors import UserError
+from envs.robots.spec import (
+    EFFORT_SCALE,
+    FILE_ACTUATORS,
+    ActuatorGroup,
+    HeldJoints,
+    JointProperties,
+    RobotSpec,
+    WeldedJoints,
+)
 
 CONES = ("pyramidal", "elliptic")
 """Allowed values of ``SimOverrides.cone``."""

@@ -21,12 +21,12 @@ from pathlib import Path
 
 import mujoco
 
+from contract.errors import UserError
 from envs.robots.draft_gains import DraftGroup, draft_groups
 from envs.robots.draft_pose import bent_legs, knee_angle, lowest_point
 from envs.robots.patterns import covering_regex
 from envs.robots.sides import has_twins, twins
 from envs.robots.spec import FootGeom, HeldJoints, RobotSpec, SimOverrides, WeldedJoints
-from contract.errors import UserError
 
 FOOT_BAND = 0.02
 """Collision geoms whose lowest point lies within this (m) of the robot's lowest are the feet's."""

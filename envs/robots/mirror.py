@@ -15,8 +15,17 @@ from dataclasses import dataclass
 
 import torch
 
-from envs.robots.sides import (LEG_FRONT_FIRST, LEG_SIDE_FIRST, MirrorMap, flipped, has_twins, missing_twins,
-                               sides, twin, twins)
+from envs.robots.sides import (
+    LEG_FRONT_FIRST,
+    LEG_SIDE_FIRST,
+    MirrorMap,
+    flipped,
+    has_twins,
+    missing_twins,
+    sides,
+    twin,
+    twins,
+)
 
 __all__ = ["Mirror", "MirrorMap", "TensorMirror", "foot_pairs", "has_twins", "joint_mirror", "observation_mirror",
            "side_pairs", "twin"]

@@ -12,8 +12,14 @@ from dataclasses import dataclass
 import mujoco
 
 from envs.robots.names import assign, spec_error
-from envs.robots.spec import (EFFORT_SCALE, EFFORT_SCALE_FACTOR, FILE_ACTUATORS, ActuatorGroup, JointProperties,
-                              RobotSpec)
+from envs.robots.spec import (
+    EFFORT_SCALE,
+    EFFORT_SCALE_FACTOR,
+    FILE_ACTUATORS,
+    ActuatorGroup,
+    JointProperties,
+    RobotSpec,
+)
 from envs.scenes.joints import JointPlan
 
 

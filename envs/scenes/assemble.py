@@ -20,6 +20,7 @@ from pathlib import Path
 
 import mujoco
 
+from contract.errors import UserError
 from envs.robots.checks import check_collisions, check_spec
 from envs.robots.names import spec_error
 from envs.robots.resolved import ResolvedRobot
@@ -32,7 +33,6 @@ from envs.scenes.joints import JointPlan, plan_joints, weld
 from envs.scenes.sensing import TaskSensors, add_task_sensing
 from envs.scenes.terrain import terrain_scene
 from envs.terrain.generator import Terrain
-from contract.errors import UserError
 
 _CONE = {"pyramidal": mujoco.mjtCone.mjCONE_PYRAMIDAL, "elliptic": mujoco.mjtCone.mjCONE_ELLIPTIC}
 INTEGRATORS = {"euler": mujoco.mjtIntegrator.mjINT_EULER, "implicitfast": mujoco.mjtIntegrator.mjINT_IMPLICITFAST,

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 
 import mujoco
 
+from contract.errors import UserError
 from envs.robots.names import match_each
 from envs.robots.spec import RobotSpec
 from envs.scenes.feet import Feet
-from contract.errors import UserError
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
+from contract.errors import UserError
 from envs.robots.names import match_each, spec_error
 from envs.robots.spec import GEOM_TYPES, FootGeom, RobotSpec
-from contract.errors import UserError
 
 FOOT_SITE_MARGIN = 0.012
 """The touch site of a foot is its collision geoms' shape (one geom) or bounding box (several) grown by this (m):

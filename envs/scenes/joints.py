@@ -12,9 +12,9 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
+from contract.errors import UserError
 from envs.robots.names import assign, match_each
 from envs.robots.spec import HeldJoints, Pose, RobotSpec, WeldedJoints
-from contract.errors import UserError
 
 RANGE_TOLERANCE = 1e-6
 """A pose may lie this far (rad or m) outside a joint's range (rounding in the file)."""

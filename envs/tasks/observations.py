@@ -23,6 +23,7 @@ import torch
 
 from envs.tasks.obs_table import MirrorRule, ObsTerm, config_value
 
+
 class ObservationLayout:
     """The layout, noise, export and mirror rules of a table for one task instance (module docstring)."""
 

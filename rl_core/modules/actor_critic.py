@@ -7,9 +7,9 @@ import math
 import torch
 from torch import nn
 
+from contract.errors import ConfigError
 from rl_core.config import PolicyConfig
 from rl_core.env_api import ActionSpec, VecEnv, as_shape, obs_shape
-from contract.errors import ConfigError
 from rl_core.modules.cnn import NatureCNN
 from rl_core.modules.distributions import CategoricalHead, GaussianHead, make_head
 from rl_core.modules.memory import Memory

@@ -13,9 +13,9 @@ import numpy as np
 import torch
 from torch import nn
 
+from contract.errors import ConfigError
 from rl_core.config import PolicyConfig
 from rl_core.env_api import ActionSpec
-from contract.errors import ConfigError
 
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 

@@ -29,6 +29,7 @@ from pathlib import Path
 from fault_injection.harness import (
     CLI_CASES,
     FULL_DISK,
+    STEP_SLEEP_ENV,
     damaged_checkpoints,
     disk_full_round,
     failing_save_round,
@@ -41,9 +42,7 @@ from fault_injection.harness import (
     run_cli,
     try_checkpoint,
 )
-from fault_injection.harness import STEP_SLEEP_ENV
 from fault_injection.signals import clean_stop, signal_round, signals_during_save_round, torchrun_sigterm_round
-
 
 Row = tuple[str, int, str]
 """One line of the fault table: the fault, how often it was tried, what came of it."""

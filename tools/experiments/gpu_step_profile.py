@@ -33,7 +33,6 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from envs.robots.quadruped import QUADRUPED
-
     from envs.tasks.locomotion import LocomotionEnv
     from envs.tasks.locomotion.config import LocomotionEnvConfig
 

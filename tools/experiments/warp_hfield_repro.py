@@ -19,6 +19,7 @@ import numpy as np
 
 from fault_injection.warp_hfield import STATE, load_state, scene
 
+
 def deepest(model: mujoco.MjModel, geoms: np.ndarray, dist: np.ndarray) -> str:
     if dist.size == 0:
         return "no contact"

@@ -6,9 +6,9 @@ import math
 
 import torch
 
-from envs.tasks.locomotion.state import LocomotionState
-from envs.tasks.locomotion.config import CommandConfig
 from contract import breakdown
+from envs.tasks.locomotion.config import CommandConfig
+from envs.tasks.locomotion.state import LocomotionState
 
 COMMANDS = ("lin_vel_x", "lin_vel_y", "yaw_rate")
 """Command components in order (body-frame m/s, m/s, rad/s)."""

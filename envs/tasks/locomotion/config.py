@@ -11,9 +11,9 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Literal, Optional
 
-from envs.terrain.config import TILE_TYPES, HeightScanConfig, TerrainConfig
 from envs.tasks.locomotion.obs_table import TERM_NAMES
 from envs.tasks.mujoco_config import MujocoEnvConfig
+from envs.terrain.config import TILE_TYPES, HeightScanConfig, TerrainConfig
 from rl_core.config_io import check_types, require
 
 Range = tuple[float, float]

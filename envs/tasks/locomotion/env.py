@@ -38,11 +38,11 @@ from envs.tasks.base import MujocoTask
 from envs.tasks.history import History, frame_width
 from envs.tasks.locomotion import amp, export, latency, metrics, observations, rewards
 from envs.tasks.locomotion.commands import Commands
+from envs.tasks.locomotion.config import LocomotionEnvConfig
 from envs.tasks.locomotion.randomization import Randomizer, fields_of
 from envs.tasks.locomotion.state import PRIVILEGED_TERMS, LocomotionState
 from envs.tasks.locomotion.step import Addresses, Step
 from envs.tasks.locomotion.terminations import Judge
-from envs.tasks.locomotion.config import LocomotionEnvConfig
 from envs.tasks.observations import ObservationLayout
 from envs.tasks.reward_terms import weights_of
 from envs.terrain.generator import generate

@@ -16,10 +16,10 @@ import torch
 
 from envs.robots.resolved import ResolvedRobot
 from envs.tasks.bounds import SpeedBounds
+from envs.tasks.locomotion.config import LocomotionEnvConfig
 from envs.tasks.locomotion.obs_table import OBS_SCALES, TABLE, TERM_NAMES
 from envs.tasks.locomotion.state import LocomotionState
 from envs.tasks.locomotion.step import Step
-from envs.tasks.locomotion.config import LocomotionEnvConfig
 from envs.tasks.observations import ObservationLayout
 from envs.terrain.ground import Ground
 

@@ -17,9 +17,9 @@ import mujoco
 import torch
 
 from envs.physics.base import Physics
+from envs.tasks.locomotion.config import RandomizationConfig
 from envs.tasks.locomotion.state import LocomotionState
 from envs.tasks.locomotion.step import Addresses
-from envs.tasks.locomotion.config import RandomizationConfig
 from envs.tasks.rotations import from_yaw
 from envs.terrain.ground import Ground
 

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import torch
 
+from envs.tasks.locomotion.config import RewardParams
 from envs.tasks.locomotion.state import LocomotionState
 from envs.tasks.locomotion.step import Step
-from envs.tasks.locomotion.config import RewardParams
 from envs.tasks.reward_terms import RewardTerms
 from envs.tasks.rotations import yaw_of
 

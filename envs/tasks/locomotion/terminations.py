@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 import torch
 
 from envs.tasks.bounds import SpeedBounds
-from envs.tasks.locomotion.step import Addresses, Step
 from envs.tasks.locomotion.config import LocomotionEnvConfig
+from envs.tasks.locomotion.step import Addresses, Step
 
 MAX_SANE_QVEL = 1e3
 """A generalized velocity beyond this (m/s or rad/s) means the simulation has diverged (any robot; each robot
