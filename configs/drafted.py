@@ -76,18 +76,12 @@ def file_deploy_task(ref: str) -> TaskSpec:
     """``path/to/robot.py:deploy``: the file's own ``deploy`` task, else the deployable task (module docstring) of
     the one ``RobotSpec`` the file defines, its kind and a biped's sizes drafted from its MJCF; one line when it
     defines none or several."""
-    from envs.registry import load_file_module, load_file_task, remember
+    from envs.registry import own_task_or_sole_spec, remember
     from envs.robots.draft import draft
 
-    module = load_file_module(ref)
-    if getattr(module, "deploy", None) is not None:
-        return load_file_task(ref)
-    specs = {k: v for k, v in vars(module).items() if isinstance(v, RobotSpec)}
-    if len(specs) != 1:
-        raise UserError(f"--task {ref}: the file has no task 'deploy' and {len(specs)} robot specs "
-                        f"({', '.join(specs) or 'none'}); a deployable task needs one, or define "
-                        "deploy = flat_task(..., deploy_env(...)) in it (configs/drafted.py)")
-    robot = next(iter(specs.values()))
+    robot = own_task_or_sole_spec(ref, "deploy", "deploy = flat_task(..., deploy_env(...)) (configs/drafted.py)")
+    if not isinstance(robot, RobotSpec):
+        return robot
     d = draft(Path(robot.mjcf), robot.name)
     mirror = robot.mirror is not None or bool(d.mirror_pairs)
     return remember(drafted_task(ref, robot, d.kind, "deploy", mirror, **d.biped_env))

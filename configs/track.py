@@ -23,8 +23,7 @@ import torch
 
 from configs.locomotion import flat_config
 from configs.task_defaults import TaskDefaults, apply_defaults
-from contract.errors import UserError
-from envs.registry import TaskSpec, load_file_module, load_file_task, register, remember
+from envs.registry import TaskSpec, own_task_or_sole_spec, register, remember
 from envs.robots.humanoid import HUMANOID
 from envs.robots.spec import RobotSpec
 from envs.tasks.track import TrackEnv, TrackEnvConfig
@@ -86,15 +85,8 @@ def drafted_track_task(name: str, robot: RobotSpec) -> TaskSpec:
 def file_track_task(ref: str) -> TaskSpec:
     """``path/to/robot.py:track``: the file's own ``track`` task, else the tracking task of the one ``RobotSpec``
     the file defines (``drafted_track_task``); one line when it defines none or several."""
-    module = load_file_module(ref)
-    if getattr(module, "track", None) is not None:
-        return load_file_task(ref)
-    specs = {k: v for k, v in vars(module).items() if isinstance(v, RobotSpec)}
-    if len(specs) != 1:
-        raise UserError(f"--task {ref}: the file has no task 'track' and {len(specs)} robot specs "
-                        f"({', '.join(specs) or 'none'}); a tracking task needs one, or define "
-                        "track = track_task(...) in it (configs/track.py)")
-    return remember(drafted_track_task(ref, next(iter(specs.values()))))
+    robot = own_task_or_sole_spec(ref, "track", "track = track_task(...) (configs/track.py)")
+    return robot if not isinstance(robot, RobotSpec) else remember(drafted_track_task(ref, robot))
 
 
 def _beside(clip: str, folder: Path) -> str:

@@ -110,6 +110,20 @@ def load_file_module(ref: str) -> Any:
     return module
 
 
+def own_task_or_sole_spec(ref: str, task: str, define: str) -> TaskSpec | RobotSpec:
+    """``path.py:TASK`` for a suffix the file may leave out (``deploy``, ``track``): the file's own task of that
+    name, else the one ``RobotSpec`` it defines (the caller builds the task); one line when it defines none or
+    several (``define``: how to write the task in the file)."""
+    module = load_file_module(ref)
+    if getattr(module, task, None) is not None:
+        return load_file_task(ref)
+    specs = {k: v for k, v in vars(module).items() if isinstance(v, RobotSpec)}
+    if len(specs) != 1:
+        raise UserError(f"--task {ref}: the file has no task {task!r} and {len(specs)} robot specs "
+                        f"({', '.join(specs) or 'none'}); the {task} task needs one, or define {define} in it")
+    return next(iter(specs.values()))
+
+
 def load_file_task(ref: str) -> TaskSpec:
     """Import ``path.py`` of ``path.py:attr`` and register its ``attr`` (a TaskSpec or a function returning one)
     under the name ``ref``. One-line errors: missing file, a file that does not import (its line, and the spec
