@@ -12,7 +12,6 @@ inference during the rollout, storage, GAE).
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import resource
 import statistics
@@ -33,16 +32,9 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("overrides", nargs="*", help="config overrides as for train.py, e.g. env.collisions=feet")
     args = p.parse_args(argv)
 
-    from configs.catalog import get_task
-    from rl_core.config_io import apply_overrides, parse_override
-    from rl_core.runner import OnPolicyRunner
+    from bench.profile import build_runner
 
-    spec = get_task(args.task)
-    cfg = apply_overrides(spec.default_config(), dict(parse_override(o) for o in args.overrides))
-    env_cfg = dataclasses.replace(cfg.env, num_envs=args.num_envs) if args.num_envs else cfg.env
-    cfg = dataclasses.replace(cfg, env=env_cfg, runner=dataclasses.replace(cfg.runner, device=args.device))
-    env = spec.make_env(cfg.env, torch.device(args.device))
-    runner = OnPolicyRunner(env, cfg, task=args.task, quiet=True)
+    env, cfg, runner = build_runner(args)
     runner.start()
     physics = getattr(env, "physics", None)
     physics_s = [0.0]

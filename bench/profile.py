@@ -131,8 +131,9 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def _build(args: argparse.Namespace) -> tuple[Any, Any, Any]:
-    """The task's env, config and runner as train.py builds them (with ``--num-envs`` and the overrides)."""
+def build_runner(args: argparse.Namespace) -> tuple[Any, Any, Any]:
+    """The task's env, config and runner as train.py builds them (``args``: ``task``, ``num_envs``, ``device``,
+    ``overrides``; also bench.end_to_end's)."""
     from configs.catalog import get_task
     from rl_core.config_io import apply_overrides, parse_override
     from rl_core.runner import OnPolicyRunner
@@ -256,7 +257,7 @@ def _pairs_section(env: Any, sampler: ContactSampler | None) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = _parse(argv)
-    env, cfg, runner = _build(args)
+    env, cfg, runner = build_runner(args)
     sampler = ContactSampler(env.physics, sample=16) if _native(env) else None
     seconds = _timed_iterations(args, env, runner, sampler)
     steps = max(int(seconds.pop("control_steps")), 1)
