@@ -31,6 +31,7 @@ from typing import Any
 import mujoco
 
 from envs.robot_check.advice import (
+    CONVERGED_SOLVER,
     DIVERGENCE_RATE,
     HIGH_IMPRATIO,
     OVERSHOOT,
@@ -52,7 +53,7 @@ from envs.robot_check.rollouts import ROLLOUTS, ResetSpread, SolverTrial, solver
 from envs.robot_check.servo import StepResponse, step_response
 from envs.robot_check.text import num
 from envs.robot_check.trials import Standing, quiet_mujoco_warnings
-from envs.robot_check.verdict import SCREEN_ROLLOUTS, evaluate, judged_standing
+from envs.robot_check.verdict import SCREEN_ROLLOUTS, converged_standing, evaluate, judged_standing
 from envs.robots.patterns import covering_regex
 from envs.robots.resolved import ResolvedRobot
 from envs.robots.spec import ActuatorGroup, RobotSpec
@@ -64,7 +65,7 @@ MAX_DAMPING = 1.5
 """kd is never raised beyond this damping ratio."""
 ROUNDS = 16
 """Rounds of the gain search at most."""
-GAIN_SOLVER = (100, 50)
+GAIN_SOLVER = CONVERGED_SOLVER
 """Solver iterations / line-search iterations while gains are searched (MuJoCo's defaults: converged)."""
 ITERATION_LADDER = ((4, 6), (8, 10), (20, 20), (50, 50), (100, 50))
 """Solver iterations / line-search iterations tried, cheapest first (from the task's usual 4 / 6: whether a policy
@@ -307,12 +308,15 @@ def _solver(spec: RobotSpec, collisions: str, spread: ResetSpread, seconds: floa
     kept, departures = _contacts(robot)
     own = model_contact(robot.model)
     failed = "none tried"
+    converged: dict[Contact, Standing | None] = {}
     for it, ls, contact in [(it, ls, c) for tier in (kept, departures) for it, ls in ITERATION_LADDER for c in tier]:
         cand = _with_solver(spec, it, ls, contact, file)
         rb = build(cand, collisions)
         what = f"solver {it} / {ls}, {contact.text()}"
         stand = judged_standing(rb, seconds)[0]
-        if not stands(stand, rb):
+        if contact not in converged:
+            converged[contact] = converged_standing(rb, seconds)
+        if not stands(stand, rb, converged[contact]):
             drift = max(stand.foot_drift.values(), default=0.0)
             out.log.append(f"{what}: does not stand (base {num(stand.base_height)} m, tilt "
                            f"{num(math.degrees(stand.tilt))} deg, feet slide up to {num(drift)} m)")

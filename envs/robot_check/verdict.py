@@ -16,6 +16,7 @@ import torch
 from contract.errors import UserError
 from envs.registry import TaskSpec
 from envs.robot_check.advice import (
+    CONVERGED_SOLVER,
     DIVERGENCE_RATE,
     Findings,
     cone_finding,
@@ -102,13 +103,14 @@ def evaluate(robot: ResolvedRobot, spread: ResetSpread, seconds: float = 4.0, ro
     opt = robot.model.opt
     now = model_contact(robot.model)
     stand, free = judged_standing(robot, seconds)
+    converged = converged_standing(robot, seconds)
     steps = step_response(robot)
     if own is None:
         own = solver_trial(robot, opt.iterations, opt.ls_iterations, now.cone, rollouts, spread=spread)
     f = Findings()
     bad = servo_findings(steps, opt.timestep, opt.integrator == mujoco.mjtIntegrator.mjINT_EULER, f)
-    standing_findings(robot, stand, steps, bad, (now, file_contact(robot)), f)
-    if stand.supported and stands(stand, robot):
+    standing_findings(robot, stand, steps, bad, (now, file_contact(robot)), f, converged)
+    if stand.supported and stands(stand, robot, converged):
         f.notes.append(supported_note(free))
     divergence_finding(own, opt, f)
     cone_finding(now, file_contact(robot), f)
@@ -123,10 +125,21 @@ def evaluate(robot: ResolvedRobot, spread: ResetSpread, seconds: float = 4.0, ro
     }
 
 
-def passes(robot: ResolvedRobot, model: mujoco.MjModel, trial: SolverTrial, seconds: float) -> bool:
+def converged_standing(robot: ResolvedRobot, seconds: float, cone: str | None = None) -> Standing | None:
+    """The judged standing trial under CONVERGED_SOLVER with ``cone`` (else the robot's cone), or None when the
+    robot runs that solver already and no cone is named (``advice.sag_floor``)."""
+    opt = robot.model.opt
+    if cone is None and (opt.iterations, opt.ls_iterations) == CONVERGED_SOLVER:
+        return None
+    own = "elliptic" if opt.cone == mujoco.mjtCone.mjCONE_ELLIPTIC else "pyramidal"
+    return judged_standing(robot, seconds, with_solver(robot.model, *CONVERGED_SOLVER, cone or own))[0]
+
+
+def passes(robot: ResolvedRobot, model: mujoco.MjModel, trial: SolverTrial, seconds: float,
+           converged: Standing | None = None) -> bool:
     """A solver setting passes when its rollouts stay under the divergence rate and the robot stands (or, a
-    biped, holds its pose supported) with it."""
-    return trial.rate <= DIVERGENCE_RATE and stands(judged_standing(robot, seconds, model)[0], robot)
+    biped, holds its pose supported) with it (``converged``: the standing under CONVERGED_SOLVER)."""
+    return trial.rate <= DIVERGENCE_RATE and stands(judged_standing(robot, seconds, model)[0], robot, converged)
 
 
 def solver_search(robot: ResolvedRobot, report: dict[str, Any], spread: ResetSpread, seconds: float) -> None:
@@ -135,17 +148,19 @@ def solver_search(robot: ResolvedRobot, report: dict[str, Any], spread: ResetSpr
     the verdict). Adds ``solver_trials`` and ``solver_advice`` to ``report``."""
     impratio = float(robot.model.opt.impratio)
     rows: list[tuple[SolverTrial, bool]] = []
+    converged = {c: converged_standing(robot, seconds, c) for c in dict.fromkeys(c for _, _, c in SOLVER_GRID)}
     for it, ls, cone in SOLVER_GRID:
         m = with_solver(robot.model, it, ls, cone)
         trial = solver_trial(robot, it, ls, cone, SCREEN_ROLLOUTS, spread=spread)
-        rows.append((trial, passes(robot, m, trial, seconds)))
+        rows.append((trial, passes(robot, m, trial, seconds, converged[cone])))
     report["solver_trials"] = [dict(dataclasses.asdict(t), standing_ok=ok) for t, ok in rows]
     ok = [t for t, good in rows if good]
     fastest = max((t.steps_per_s for t in ok), default=0.0)
     order = [t for t in ok if t.steps_per_s >= (1.0 - SPEED_TIE) * fastest] + [t for t in ok]
     for t in dict.fromkeys(order):
         full = solver_trial(robot, t.iterations, t.ls_iterations, t.cone, RANDOM_ROLLOUTS, spread=spread)
-        if passes(robot, with_solver(robot.model, t.iterations, t.ls_iterations, t.cone), full, seconds):
+        if passes(robot, with_solver(robot.model, t.iterations, t.ls_iterations, t.cone), full, seconds,
+                  converged[t.cone]):
             report["solver_advice"] = (
                 f"cheapest solver that passes the check: SimOverrides(iterations={t.iterations}, "
                 f"ls_iterations={t.ls_iterations}, cone={t.cone!r}) at {num(t.steps_per_s)} physics steps/s (CPU "
