@@ -148,7 +148,8 @@ def measure(res: dict[str, Any]) -> dict[str, Any]:
     return {"changes": changes, "max_step": _steps(res["commands"]), "first": _first_offsets(res["commands"]),
             "met": estop[0], "line": estop[1], "damping_ms": damped, "late": late[0] if late else "",
             "error": errors[-1] if errors else "",
-            "crc_lines": sum("a low state with a wrong CRC" in text for _t, text in res["lines"]), "received": robot["received"], "lag_ms": robot["max_lag_ms"],
+            "crc_lines": sum("a low state with a wrong CRC" in text for _t, text in res["lines"]),
+            "received": robot["received"], "lag_ms": robot["max_lag_ms"],
             "stiff_after_damping": robot["stiff_after_damping"], "code": res["code"]}
 
 
