@@ -72,7 +72,7 @@ def track_task(name: str, robot: RobotSpec, env: Optional[TrackEnvConfig] = None
 
     return TaskSpec(name, make_env, lambda: apply_defaults(track_config(env), defaults),
                     description or f"{robot.name} reproducing motion clips, every joint trained", validate=validate,
-                    machine_defaults=lambda gpu: apply_defaults(track_config(env, gpu), defaults))
+                    machine_defaults=lambda gpu: apply_defaults(track_config(env, gpu), defaults), robot=robot)
 
 
 def drafted_track_task(name: str, robot: RobotSpec) -> TaskSpec:

@@ -49,6 +49,9 @@ class TaskSpec:
     machine_defaults: Callable[[bool], TrainConfig] | None = None
     """The default config on a machine with (True) or without (False) a GPU, for tasks whose defaults depend on
     it; ``train.py --help`` and config.yaml name the fields that differ (``configs/machine.py``)."""
+    robot: RobotSpec | None = None
+    """The robot of a task whose env builds it its own way (a tracking task: every joint trained); the robot check
+    (``envs/robot_check/verdict.py``) builds it from this."""
 
 
 _REGISTRY: dict[str, TaskSpec] = {}

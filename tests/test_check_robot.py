@@ -140,5 +140,5 @@ def test_bad_input_is_one_line(tmp_path):
     result = _tool(f"{tmp_path / 'nope.py'}:flat")
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert "does not exist" in result.stderr
-    with pytest.raises(UserError, match="not a locomotion task"):
+    with pytest.raises(UserError, match="not a locomotion or tracking task"):
         verdict.check(get_task("CartPole-v1"))

@@ -4,11 +4,13 @@
     python -m tools.check_robot --task quadruped-flat             # a registered task
     python -m tools.check_robot examples/my_robot/my_robot.py:flat --solver --json check.json
     python -m tools.check_robot path/to/my_robot.py:flat --fix [--write]   # settings that pass, as a diff
+    python -m tools.check_robot menagerie:unitree_g1@g1_mjlab:track   # a tracking task's robot (every joint trained)
 
 On native MuJoCo, in the task's own scene (``envs/robot_check/``):
 1. standing: zero actions (servo targets at the default pose) for 4 s after the reset's drop from ``base_height``:
-   the base height it settles at, its tilt, which non-foot bodies touch the floor, how far the feet slide, the
-   joints furthest from their pose, divergence, joints at their limits, servos at their effort limit; a biped
+   the base height it settles at, its tilt, which non-foot bodies touch the floor, how far the feet slide, how far
+   the sideways joints (hip abduction / roll) splay from their pose, the joints furthest from their pose,
+   divergence, joints at their limits, servos at their effort limit; a biped
    that does not stand on its own is judged with its base supported (the verdict says so);
 2. random actions with pushes from the task's resets: 1024 rollouts of 2 s, the divergence rate per step;
 3. a PD step response per actuator group, held groups included (base held in the air, one unit of action within
@@ -24,6 +26,10 @@ with its numbers and what to change. Exit status 0 for OK / WARN, 1 for FAIL, 2 
 groups included, within the makers' band of each motor (``envs/robot_check/band.py``); solver iterations at the
 file's contact model, cheapest first) and prints them as a diff of the robot file; ``--write`` writes it, keeping
 the comments above each actuator group and adding what it changed.
+
+A tracking task (``:track``, ``--task humanoid-track``) is checked on the robot that task trains: every joint
+trained, held ones at their held pose, welded ones its clips move released, its solver, its start noise
+(``verdict.tracking_note``); ``--fix`` on it is one line naming the locomotion task to fix instead.
 """
 
 from __future__ import annotations
@@ -43,8 +49,8 @@ def main(argv: list[str] | None = None) -> int:
     from envs.robot_check.verdict import check, render
 
     p = OneLineParser(description=__doc__.splitlines()[0])
-    p.add_argument("ref", nargs="?", help="path/to/robot.py:flat (a robot file's task)")
-    p.add_argument("--task", help="a registered locomotion task, e.g. quadruped-flat")
+    p.add_argument("ref", nargs="?", help="path/to/robot.py:flat or :track (a robot file's task), menagerie:NAME")
+    p.add_argument("--task", help="a registered locomotion or tracking task, e.g. quadruped-flat, humanoid-track")
     p.add_argument("--solver", action="store_true", help="also try cheaper solver settings (about 20 s more)")
     p.add_argument("--seconds", type=float, default=4.0, help="standing time (s)")
     p.add_argument("--rollouts", type=int, default=1024,
@@ -80,10 +86,16 @@ def _fix(task: TaskSpec, seconds: float, write: bool, rollouts: int) -> dict:
     from contract.errors import UserError
     from envs.robot_check.fix import fix
     from envs.robot_check.text import num
-    from envs.robot_check.verdict import env_config, render, robot_of, spread_of
+    from envs.robot_check.verdict import env_config, render, robot_of, spread_of, tracking_config
     from envs.robots.draft_edit import edited_keeping_comments
     from envs.robots.spec_source import changed_fields, diff, spec_location, value_source, write_atomic
 
+    if tracking_config(task) is not None:
+        flat = (f"{task.name[:-len(':track')]}:flat" if task.name.endswith(":track")
+                else "--task NAME of the robot's locomotion task")
+        raise UserError(f"--fix on a tracking task ({task.name}): the gains and solver it runs are the robot file's; "
+                        f"search them on the locomotion task: python -m tools.check_robot {flat} --fix [--write], "
+                        f"then check {task.name} again")
     cfg = env_config(task)
     spec = robot_of(task).spec
     result = fix(spec, spread_of(cfg), cfg.collisions, seconds, rollouts)

@@ -52,6 +52,11 @@ TARGET_DAMPING = 0.3
 SLIDE = 0.05
 """A foot sliding more than this (m) while standing still slides: the contact settings let it (the built-in
 quadruped's rear feet move about 3 cm back as it settles after the drop)."""
+SPLAY = 0.2
+"""A sideways joint (hip abduction / roll: ``trials.Sim.sideways``) of a free-standing robot further than this (rad)
+from its pose splays the leg (the built-in quadruped's rear hips settle 0.155 rad out, the Go2-style test model's
+0.074, the ANYbotics-style one's 0.076 under a 4 / 6 pyramidal solver; the built-in quadruped with its hips at kp
+10 instead of 20: 0.26; ``python -m tools.check_robot --json`` shows each joint's under ``standing.splay``)."""
 POSE_OFF = 0.3
 """A held joint (or, with the base supported, any driven joint) further than this (rad) from its target while
 standing cannot hold the pose (a free-standing robot's legs are judged by its sag)."""
@@ -193,6 +198,36 @@ def sliding(stand: Standing) -> bool:
     return max(stand.foot_drift.values(), default=0.0) > SLIDE
 
 
+def splayed(stand: Standing) -> dict[str, float]:
+    """The sideways joints further than SPLAY from their pose, a free-standing robot's (largest first)."""
+    if stand.supported:
+        return {}
+    return dict(sorted(((j, e) for j, e in stand.splay.items() if abs(e) > SPLAY), key=lambda kv: -abs(kv[1])))
+
+
+def splay_text(stand: Standing) -> str:
+    """``RR_hip_joint 0.26 rad, RL_hip_joint -0.26 rad``: the splayed joints (two at most)."""
+    return ", ".join(f"{j} {num(e)} rad" for j, e in list(splayed(stand).items())[:2])
+
+
+def splay_fix(stand: Standing, steps: list[StepResponse], contact: tuple[Contact, Contact]) -> str:
+    """Contact settings other than the file's: the file's back; else raise kp of the splayed joints' groups below
+    their band's top (the band named); else the feet's friction or an elliptic cone (``slide_fix``)."""
+    now, file = contact
+    if now != file:
+        return slide_fix(now, file)
+    groups: list[StepResponse] = []
+    for j in splayed(stand):
+        g = group_of(j, steps)
+        if g is not None and g not in groups and g.kp < 0.999 * band(g.effort, g.armature).high:
+            groups.append(g)
+    if not groups:
+        return slide_fix(now, file)
+    return "raise kp of the sideways joints (" + ", ".join(
+        f"{g.group}: kp {num(g.kp)} / kd {num(g.kd)}, band {num(band(g.effort, g.armature).low)}-"
+        f"{num(band(g.effort, g.armature).high)}" for g in groups) + ")"
+
+
 def raise_kp(stand: Standing, steps: list[StepResponse]) -> str:
     """Raise kp of the groups of the joints furthest from their pose (those off by more than half the worst)."""
     worst = max((abs(e) for e in stand.pose_error.values()), default=0.0)
@@ -256,10 +291,11 @@ def sag_floor(robot: ResolvedRobot, converged: Standing | None = None) -> float:
 
 
 def stands(stand: Standing, robot: ResolvedRobot, converged: Standing | None = None) -> bool:
-    """No divergence, no fall, no sag (``sag_floor``), no feet sliding (free standing), no joint too far from its
-    pose."""
+    """No divergence, no fall, no sag (``sag_floor``), no feet sliding and no legs splayed (free standing), no joint
+    too far from its pose."""
     return (stand.diverged_at is None and stand.tilt <= FALL_TILT and not (sliding(stand) and not stand.supported)
-            and stand.base_height >= sag_floor(robot, converged) and not pose_off(stand, robot))
+            and not splayed(stand) and stand.base_height >= sag_floor(robot, converged)
+            and not pose_off(stand, robot))
 
 
 def standing_findings(robot: ResolvedRobot, stand: Standing, steps: list[StepResponse], bad: list[StepResponse],
@@ -279,7 +315,8 @@ def standing_findings(robot: ResolvedRobot, stand: Standing, steps: list[StepRes
     fired_text = "; " + ", ".join(fired) + " contacts fire" if fired else ""
     far = furthest(stand, steps)
     drift = f"; the feet slide ({drift_text(stand)})" if sliding(stand) else ""
-    numbers = f"{fired_text}{drift}" + (f"; {far}" if far else "")
+    splay = f"; the legs splay ({splay_text(stand)})" if splayed(stand) else ""
+    numbers = f"{fired_text}{drift}{splay}" + (f"; {far}" if far else "")
     if bad:
         fix = "fix the unstable servos first"
     elif sliding(stand) and not stand.supported:
@@ -303,6 +340,10 @@ def standing_findings(robot: ResolvedRobot, stand: Standing, steps: list[StepRes
     elif fired:
         f.problems.append(f"{', '.join(fired)} contacts fire {how} (base at {num(stand.base_height)} m of "
                           f"{num(target)} m): check default_pose and foot_geoms / foot_bodies")
+    elif splayed(stand):
+        slide = f"; the feet slide ({drift_text(stand)})" if sliding(stand) else ""
+        f.problems.append(f"the legs splay standing still ({splay_text(stand)} from the pose; bound {num(SPLAY)} rad"
+                          f"{slide}): {splay_fix(stand, steps, contact)}")
     elif sliding(stand) and not stand.supported:
         f.problems.append(f"the feet slide standing still ({drift_text(stand)}; bound {num(SLIDE)} m"
                           f"{'; ' + far if far else ''}): {slide_fix(*contact)}")

@@ -5,16 +5,17 @@
    band of its motor (``band.py``: mjlab's armature rule, or a stiffness per effort limit): lowered as well as
    raised, kd in proportion and at most the band's. Then an undamped or overshooting servo gets the kd of
    TARGET_DAMPING, the joint damping of the file counted; a sag or a fall raises kp by KP_STEP (kd in proportion)
-   of the groups whose joints are furthest from their pose, never above the band; feet sliding under contact
-   settings other than the robot file's get the file's back; once it stands, a slow or short step response lowers
-   a kd above what TARGET_DAMPING needs (the file's joint damping counted), else raises that trained group's kp up
-   to the rule's kp at most (held groups never step: never raised for it). A file's own servos
-   (``actuators="file"``) become actuator groups only when a gain has to change.
+   of the groups whose joints are furthest from their pose (legs splayed: of the splayed sideways joints' groups
+   first), never above the band; feet sliding or legs splayed under contact settings other than the robot file's
+   get the file's back; once it stands, a slow or short step response lowers a kd above what TARGET_DAMPING needs
+   (the file's joint damping counted), else raises that trained group's kp up to the rule's kp at most (held
+   groups never step: never raised for it). A file's own servos (``actuators="file"``) become actuator groups only
+   when a gain has to change.
 2. Solver settings, cheapest first: the iterations of ITERATION_LADDER at the contact model the spec runs (the
    robot file's cone and impratio unless the spec sets them); only if none passes, the other cone (a pyramidal
    cone at impratio 1: MuJoCo advises against a high impratio with it), said in one line with the reason. Each
-   candidate is judged by the whole check (standing, feet not sliding, SCREEN_ROLLOUTS random rollouts, then
-   ROLLOUTS: a divergence rate of 1e-5 per step is seen). The first that passes is taken.
+   candidate is judged by the whole check (standing, feet not sliding, legs not splayed, SCREEN_ROLLOUTS random
+   rollouts, then ROLLOUTS: a divergence rate of 1e-5 per step is seen). The first that passes is taken.
 
 The result is a RobotSpec; ``envs/robots/spec_source.py`` turns it into a diff of the robot file.
 """
@@ -46,6 +47,7 @@ from envs.robot_check.advice import (
     model_contact,
     servo_findings,
     sliding,
+    splayed,
     stands,
 )
 from envs.robot_check.band import Band, band
@@ -171,9 +173,9 @@ def _adjust(spec: RobotSpec, robot: ResolvedRobot, stand: Standing, steps: list[
     if stands(stand, robot):
         return _quicken(spec, robot, steps, out)
     now, file = model_contact(robot.model), file_contact(robot)
-    if sliding(stand) and not stand.supported and now != file:
-        out.changes.append(f"contact settings: the robot file's ({file.text()}) instead of {now.text()}: the feet "
-                           "slid and the robot sank")
+    if (sliding(stand) or splayed(stand)) and not stand.supported and now != file:
+        why = "the legs splayed" if splayed(stand) else "the feet slid and the robot sank"
+        out.changes.append(f"contact settings: the robot file's ({file.text()}) instead of {now.text()}: {why}")
         return dataclasses.replace(spec, sim=dataclasses.replace(spec.sim, cone=None, impratio=None))
     return _stiffen(spec, robot, stand, steps, out)
 
@@ -250,7 +252,14 @@ def _raised(spec: RobotSpec, robot: ResolvedRobot, steps: list[StepResponse], wa
 
 def _stiffen(spec: RobotSpec, robot: ResolvedRobot, stand: Standing, steps: list[StepResponse],
              out: FixResult) -> RobotSpec | None:
-    """Raise kp of the groups of the joints furthest from their pose (off by at least half the worst)."""
+    """Raise kp of the groups of the splayed sideways joints, when the legs splay, else of the joints furthest
+    from their pose (off by at least half the worst)."""
+    wide = splayed(stand)
+    if wide:
+        raised = _raised(spec, robot, steps, [(j, f"{j} {num(e)} rad sideways off its pose: the legs splayed")
+                                              for j, e in wide.items()], out)
+        if raised is not None:
+            return raised
     worst = max((abs(e) for e in stand.pose_error.values()), default=0.0)
     supported = " with the base supported" if stand.supported else ""
     return _raised(spec, robot, steps, [(j, f"{j} {num(e)} rad off its pose{supported}")

@@ -56,6 +56,9 @@ class ResetSpread:
     """Joint positions are the default pose times a uniform factor in this range."""
     base_vel: float = 0.0
     """Each base velocity component is uniform in [-base_vel, base_vel] (m/s, rad/s)."""
+    joint_offset: float = 0.0
+    """Then each joint position is offset by a uniform amount in [-joint_offset, joint_offset] (rad; a tracking
+    task's start noise), within its range."""
 
 
 def _start_states(robot: ResolvedRobot, m: mujoco.MjModel, rollouts: int, spread: ResetSpread,
@@ -69,6 +72,10 @@ def _start_states(robot: ResolvedRobot, m: mujoco.MjModel, rollouts: int, spread
     for r in range(rollouts):
         sim.reset()
         d.qpos[sim.qadr] = sim.default * rng.uniform(*spread.joint_scale, robot.num_joints)
+        if spread.joint_offset > 0:
+            n = robot.num_joints  # the driven joints' first n are the trained ones, in policy order
+            q = d.qpos[sim.qadr] + rng.uniform(-spread.joint_offset, spread.joint_offset, n)
+            d.qpos[sim.qadr] = np.where(sim.limited[:n], np.clip(q, sim.lo[:n], sim.hi[:n]), q)
         d.qvel[v:v + 6] = rng.uniform(-spread.base_vel, spread.base_vel, 6)
         mujoco.mj_forward(m, d)
         mujoco.mj_getState(m, d, states[r], what)

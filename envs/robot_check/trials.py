@@ -28,6 +28,9 @@ SATURATED = 0.98
 """A servo above this share of its effort limit is saturated."""
 POSE_ERRORS_LISTED = 3
 """The standing trial reports this many joints furthest from their pose."""
+SIDEWAYS_ANGLE = 30.0
+"""A hinge whose axis is within this angle (degrees) of the base's forward axis at the default pose turns a leg
+sideways: hip abduction / roll (``Sim.sideways``)."""
 
 
 @contextlib.contextmanager
@@ -77,6 +80,9 @@ class Sim:
                        np.abs(m.actuator_forcerange[self.driven_ctrl]).max(axis=1), np.inf)
         self.effort = lim
         self.reset()
+        feet = {int(m.geom_bodyid[g]) for g in foot_geoms(robot)}
+        self.sideways = sideways_joints(m, self.data, robot.base_body_id, ids, feet)
+        """Indices into the driven joints of those that turn a leg sideways (SIDEWAYS_ANGLE)."""
 
     def reset(self, height: float | None = None) -> None:
         m, d, r = self.model, self.data, self.robot
@@ -131,6 +137,22 @@ class Sim:
         """Horizontal position of each foot's site, [feet, 2] (m)."""
         adr = np.array(self.robot.foot_pos_adr, dtype=int).reshape(-1, 3)
         return self.data.sensordata[adr[:, :2]].copy()
+
+
+def sideways_joints(m: mujoco.MjModel, d: mujoco.MjData, base: int, ids: list[int], feet: set[int]) -> np.ndarray:
+    """Indices into ``ids`` of the hinges above a foot body (``feet``) whose axis (world frame, as ``d`` stands) is
+    within SIDEWAYS_ANGLE of the base body's forward (x) axis: the joints that splay a leg sideways (hip abduction /
+    roll, ankle roll), found from the geometry, not the names."""
+    above: set[int] = set()
+    for b in feet:
+        while b > 0:
+            above.add(b)
+            b = int(m.body_parentid[b])
+    forward = d.xmat[base].reshape(3, 3)[:, 0]
+    hinge = m.jnt_type[ids] == mujoco.mjtJoint.mjJNT_HINGE
+    along = np.abs(d.xaxis[ids] @ forward) > math.cos(math.radians(SIDEWAYS_ANGLE))
+    leg = np.array([int(m.jnt_bodyid[j]) in above for j in ids], dtype=bool)
+    return np.flatnonzero(hinge & along & leg)
 
 
 def action_scale(robot: ResolvedRobot) -> np.ndarray:
@@ -202,6 +224,8 @@ class Standing:
     mean target - angle (rad), largest first."""
     supported: bool = False
     """The base was kept upright (``Sim.step_upright``)."""
+    splay: dict[str, float] = field(default_factory=dict)
+    """Each sideways joint (``Sim.sideways``: hip abduction / roll) over the last second: mean target - angle (rad)."""
 
 
 @dataclass
@@ -278,10 +302,12 @@ def _standing_result(sim: Sim, t: _Tally, seconds: float, n_contact: int, diverg
     n_last = max(len(t.heights), 1)
     per = {}
     pose_error: dict[str, float] = {}
+    splay: dict[str, float] = {}
     if t.q_sum is not None and diverged_at is None:
         err = sim.driven_target - t.q_sum / n_last
         worst = np.argsort(-np.abs(err))[:POSE_ERRORS_LISTED]
         pose_error = {names[i]: round(float(err[i]), 4) for i in worst}
+        splay = {names[i]: round(float(err[i]), 4) for i in sim.sideways}
         per = {"at_limit": t.at_limit, "saturation": t.saturated}
     drift = np.linalg.norm(sim.foot_xy() - feet_at_settle, axis=1) if diverged_at is None else []
     share = {k: {n: round(float(a) / n_last, 3) for n, a in zip(names, v, strict=True) if a > 0}
@@ -294,4 +320,4 @@ def _standing_result(sim: Sim, t: _Tally, seconds: float, n_contact: int, diverg
         at_limit=share.get("at_limit", {}), saturation=share.get("saturation", {}),
         peak_effort={n: round(float(p), 3) for n, p in zip(names, t.peak, strict=True)} if t.peak is not None else {},
         foot_drift={f: round(float(x), 4) for f, x in zip(sim.robot.foot_names, drift, strict=False)},
-        pose_error=pose_error, supported=supported)
+        pose_error=pose_error, supported=supported, splay=splay)

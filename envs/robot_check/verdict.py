@@ -35,6 +35,8 @@ from envs.robot_check.trials import Standing, is_biped, quiet_mujoco_warnings, s
 from envs.robots.resolved import ResolvedRobot
 from envs.tasks.locomotion import LocomotionEnv
 from envs.tasks.locomotion.config import LocomotionEnvConfig
+from envs.tasks.track.config import TrackEnvConfig
+from envs.tasks.track.robot import tracking_robot
 
 RANDOM_ROLLOUTS = ROLLOUTS
 """Rollouts of 2 s of random actions with pushes under the task's solver settings (``rollouts.solver_trial``)."""
@@ -49,16 +51,34 @@ SOLVER_GRID = ((2, 4, "pyramidal"), (4, 6, "pyramidal"), (8, 10, "pyramidal"), (
 solver stops early once converged, so the cap matters on hard contacts: the steps/s tell."""
 
 
+TRACK_BASE_VEL = 0.5
+"""A tracking task's resets start at its clip's velocities; the check runs without a clip and spreads each base
+velocity component over [-TRACK_BASE_VEL, TRACK_BASE_VEL] (m/s, rad/s) as the locomotion tasks' resets do
+(``init_base_vel``)."""
+
+
+def tracking_config(task: TaskSpec) -> TrackEnvConfig | None:
+    """The task's default env config when it is a tracking task of a ``RobotSpec`` (``configs/track.py``)."""
+    cfg = task.default_config().env
+    return cfg if isinstance(cfg, TrackEnvConfig) and task.robot is not None else None
+
+
 def env_config(task: TaskSpec) -> LocomotionEnvConfig:
     """The task's default env config (a locomotion task's, else one line)."""
     cfg = task.default_config().env
     if not isinstance(cfg, LocomotionEnvConfig):
-        raise UserError(f"--task {task.name}: not a locomotion task (the robot check needs a RobotSpec)")
+        raise UserError(f"--task {task.name}: not a locomotion or tracking task (the robot check needs a RobotSpec)")
     return cfg
 
 
 def robot_of(task: TaskSpec) -> ResolvedRobot:
-    """The task's resolved robot, built as training builds it (its env config, checks first; native, one env)."""
+    """The task's resolved robot, built as training builds it (its env config, checks first; native, one env). A
+    tracking task's: every joint trained, at its held or welded pose (``envs/tasks/track/robot.py``), its solver;
+    no clip is needed (a clip in the task's own config releases the welded joints it moves)."""
+    track = tracking_config(task)
+    if track is not None:
+        assert task.robot is not None
+        return tracking_robot(task.robot, track)
     cfg = env_config(task)
     if task.validate is not None:
         task.validate(cfg)
@@ -72,6 +92,23 @@ def spread_of(cfg: LocomotionEnvConfig) -> ResetSpread:
     return ResetSpread(rnd.init_joint_scale, rnd.init_base_vel)
 
 
+def task_spread(task: TaskSpec) -> ResetSpread:
+    """How the task's resets spread the start state; a tracking task's: its start noise on the joints
+    (``env.start.joint_pos``), TRACK_BASE_VEL on the base."""
+    track = tracking_config(task)
+    if track is not None:
+        return ResetSpread(base_vel=TRACK_BASE_VEL, joint_offset=track.start.joint_pos)
+    return spread_of(env_config(task))
+
+
+def tracking_note(cfg: TrackEnvConfig) -> str:
+    """The note of a tracking task's check: what differs from a locomotion task's."""
+    return (f"a tracking task: every joint trained (held joints step too: judged on their step response); standing "
+            f"at the default pose (no clip needed: a clip's first frame need not stand still); random actions from "
+            f"the default pose with the task's start noise (joints +-{num(cfg.start.joint_pos)} rad, base velocity "
+            f"+-{num(TRACK_BASE_VEL)} m/s)")
+
+
 def check(task: TaskSpec, solver: bool = False, seconds: float = 4.0,
           rollouts: int = RANDOM_ROLLOUTS) -> dict[str, Any]:
     """Run the check on the task's robot; the report as a JSON-ready dict (``verdict``, ``problems``, ``advice``,
@@ -79,9 +116,12 @@ def check(task: TaskSpec, solver: bool = False, seconds: float = 4.0,
     t0 = time.perf_counter()
     with quiet_mujoco_warnings():
         robot = robot_of(task)
-        report = evaluate(robot, spread_of(env_config(task)), seconds, rollouts)
+        report = evaluate(robot, task_spread(task), seconds, rollouts)
         if solver:
-            solver_search(robot, report, spread_of(env_config(task)), seconds)
+            solver_search(robot, report, task_spread(task), seconds)
+    track = tracking_config(task)
+    if track is not None:
+        report["notes"].insert(0, tracking_note(track))
     report["task"] = task.name
     report["seconds"] = round(time.perf_counter() - t0, 1)
     return report
@@ -205,7 +245,8 @@ def _standing_line(s: dict[str, Any], how: str) -> str:
     div = "" if s["diverged_at"] is None else f", DIVERGED at {num(s['diverged_at'])} s"
     tilt = math.degrees(s["tilt"]) if s["tilt"] == s["tilt"] else float("nan")
     drift = max(s.get("foot_drift", {}).values(), default=0.0)
+    splay = max((abs(e) for e in s.get("splay", {}).values()), default=0.0)
     far = ", ".join(f"{j} {num(e)}" for j, e in s.get("pose_error", {}).items())
     return (f"  {how} {num(s['seconds'])} s: base {num(s['base_height'])} m, tilt {num(tilt)} deg, non-foot contacts "
             f"{', '.join(f'{b} {pct(v)}' for b, v in s['contacts'].items()) or 'none'}, foot drift up to "
-            f"{num(drift)} m, furthest from pose (rad): {far or '-'}{div}")
+            f"{num(drift)} m, sideways joints off up to {num(splay)} rad, furthest from pose (rad): {far or '-'}{div}")
