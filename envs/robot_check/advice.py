@@ -54,9 +54,9 @@ SLIDE = 0.05
 quadruped's rear feet move about 3 cm back as it settles after the drop)."""
 SPLAY = 0.2
 """A sideways joint (hip abduction / roll: ``trials.Sim.sideways``) of a free-standing robot further than this (rad)
-from its pose splays the leg (the built-in quadruped's rear hips settle 0.155 rad out, the Go2-style test model's
-0.074, the ANYbotics-style one's 0.076 under a 4 / 6 pyramidal solver; the built-in quadruped with its hips at kp
-10 instead of 20: 0.26; ``python -m tools.check_robot --json`` shows each joint's under ``standing.splay``)."""
+from its pose splays the leg (the built-in quadruped's rear hips settle 0.155 rad out, examples/go_like's 0.074,
+examples/anymal_like's 0.061; the built-in quadruped with its hips at kp 10 instead of 20: 0.261; ``python -m
+tools.check_robot --json`` shows each joint's under ``standing.splay``)."""
 POSE_OFF = 0.3
 """A held joint (or, with the base supported, any driven joint) further than this (rad) from its target while
 standing cannot hold the pose (a free-standing robot's legs are judged by its sag)."""
