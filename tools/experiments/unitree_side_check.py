@@ -3,7 +3,7 @@ robot side written from Unitree's SDK alone (``unitree_side_robot.py``), each fa
 
     python -m tools.experiments.unitree_side_check --sdk /tmp/unitree_sdk2_python --mroot /tmp/mroot
         [--profile go2|g1] [--fault none|frozen|bad_crc|lost|nan|sender|mode_machine] [--phase pose|hold|policy]
-        [--tries 3] [--json results.json]
+        [--tries 3] [--json results.json] [--rt-priority 0] [--robot-python PYTHON]
 
 ``--sdk``: unitree_sdk2_python's folder (not vendored; e.g. the repository's snapshot extracted there);
 ``--mroot``: the models of ``python -m tests.menagerie_models ROOT`` (``unitree_go2/go2.xml``,
@@ -65,7 +65,8 @@ def run_once(args: argparse.Namespace, profile: str, fault: str, phase: str) -> 
     sender, machine0 = fault == "sender", fault == "mode_machine"
     with tempfile.TemporaryDirectory() as tmp:
         record = Path(tmp) / "commands.json"
-        robot_cmd = [sys.executable, str(ROBOT), "--sdk", args.sdk, "--model", str(Path(args.mroot) / prof["model"]),
+        model = str(Path(args.mroot) / prof["model"])
+        robot_cmd = [args.robot_python or sys.executable, str(ROBOT), "--sdk", args.sdk, "--model", model,
                      "--family", prof["family"], "--domain", str(domain), "--seconds", "20", "--press", PRESS,
                      "--forward-at", str(FORWARD_AT), "--gantry-s", str(prof["gantry_s"]), "--base-velocity",
                      "--record", str(record)]
@@ -82,7 +83,8 @@ def run_once(args: argparse.Namespace, profile: str, fault: str, phase: str) -> 
             lines: list[tuple[float, str]] = []
             prog = subprocess.Popen([sys.executable, "-u", "-m", "deploy.unitree", prof["policy"], "--interface", "lo",
                                      "--domain", str(domain), "--pose-seconds", "1", "--seconds", "4",
-                                     "--connect-timeout", "2" if machine0 else "5", "--base-velocity"],
+                                     "--connect-timeout", "2" if machine0 else "5", "--base-velocity",
+                                     "--rt-priority", str(args.rt_priority)],
                                     cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                     stdin=subprocess.DEVNULL, env=env)
             reader = threading.Thread(target=_reader, args=(prog.stdout, lines), daemon=True)
@@ -196,6 +198,9 @@ def main(argv: Optional[list[str]] = None) -> None:
     p.add_argument("--tries", type=int, default=3)
     p.add_argument("--timeout", type=float, default=60.0, help="longest run of the program (s)")
     p.add_argument("--json", default="", help="write every run's numbers here")
+    p.add_argument("--robot-python", default="", help="the robot side's interpreter (default: this one; e.g. one "
+                   "with cyclonedds 0.10.2, deploy/unitree/install_cyclonedds_0_10.sh)")
+    p.add_argument("--rt-priority", type=int, default=0, help="the program's --rt-priority (0: normal scheduler)")
     args = p.parse_args(argv)
     print("| robot | fault | phase met | line printed | robot side |\n|---|---|---|---|---|", flush=True)
     runs = []
