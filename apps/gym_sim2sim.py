@@ -10,6 +10,9 @@ import numpy as np
 from deploy.onnx_policy import OnnxPolicy
 from envs import atari_wrappers
 
+RUNTIME = "plain Gymnasium"
+"""Where ``run`` plays a file (``apps/sim2sim.py`` names it)."""
+
 
 def run(policy: OnnxPolicy, episodes: int, seed: int) -> dict[str, Any]:
     """Episode ``k`` is reset with seed ``seed + k``; returns play.py's generic metrics."""

@@ -17,6 +17,11 @@ reader notices (a key renamed, removed, retyped, or its meaning changed) bumps t
               state; ``obs_dim`` is one frame); a reader that carries recurrent state reads it unchanged.
         2.3   the ``track`` family (``task_family: track``): ``motion_clips`` (the clips travel in the file) and
               ``motion`` (how the policy reads them); locomotion and reach files are unchanged.
+        2.4   every file names its family (``task_family``, one of ``FAMILIES``); an older file gets the old guess
+              once, on read (``upgrade``: ``reach`` / ``track`` as named, else ``locomotion`` with a scene, else
+              ``gym``). ``scene_mjb`` is compiled without what only drawing uses (visual-only geoms, their meshes,
+              textures, materials; MuJoCo's ``discardvisual``): the same physics, a smaller file; an older reader
+              loads it unchanged.
 
 ``python -m contract.schema`` prints the table of docs/deploy.md (a test checks that the docs carry it verbatim).
 """
@@ -37,6 +42,8 @@ NAME = "legged-mjx-policy"
 """The prefix of ``format``."""
 READABLE_MAJORS = (1, 2)
 """Major versions this reader understands (1 through ``upgrade``)."""
+FAMILY_NAMED = (2, 4)
+"""The version since which every file names its ``task_family`` (older files: ``guessed_family``)."""
 REEXPORT = "re-export it with: python play.py --checkpoint RUN_DIR --export-onnx FILE"
 """What to do with a file this reader cannot use."""
 
@@ -54,13 +61,36 @@ class Key:
     meaning: str
     """What it is, its frame and the order of its entries."""
     family: str = "all"
-    """Which exports carry it: all, or a comma-separated list of locomotion, reach, track, gym."""
+    """Which exports carry it: all, or a comma-separated list of ``FAMILIES``."""
     optional: str = ""
     """Empty: always present; otherwise when it is present."""
 
 
+@dataclass(frozen=True)
+class Family:
+    """One task family an export may name."""
+
+    meaning: str
+    """What its policies do, in words."""
+    sim2sim: str
+    """The module whose ``run(policy, episodes, seed)`` plays a file of the family in its own simulator and returns
+    play.py's metrics (``play.py --sim2sim``, apps/sim2sim.py), and whose ``RUNTIME`` names that simulator."""
+
+
+FAMILIES: dict[str, Family] = {
+    "locomotion": Family("a legged robot following velocity commands", "deploy.sim2sim"),
+    "reach": Family("a fixed-base arm reaching targets", "deploy.sim2sim_reach"),
+    "track": Family("a robot reproducing motion clips", "deploy.sim2sim_track"),
+    "gym": Family("a Gymnasium or Atari policy", "apps.gym_sim2sim"),
+}
+"""The one table of task families (``task_family``): a new family adds its row here and its sim2sim module."""
+
+
 KEYS: tuple[Key, ...] = (
     Key("format", "str", "", "`legged-mjx-policy/MAJOR[.MINOR]`: the version of this schema"),
+    Key("task_family", "str", "", "the task family, which says the other keys: " + "; ".join(
+        f"`{name}`: {f.meaning} (`{f.sim2sim}`)" for name, f in FAMILIES.items()) + "; since 2.4 in every file "
+        "(before: reach and track only, the others read as `locomotion` when they carry a scene, else `gym`)"),
     Key("task", "str", "", "registered task name the policy was trained on"),
     Key("iteration", "int", "", "training iteration of the exported checkpoint"),
     Key("obs_dim", "int", "", "length of the flat observation the graph reads"),
@@ -77,7 +107,8 @@ KEYS: tuple[Key, ...] = (
     # locomotion
     Key("robot", "str", "", "robot name", "locomotion, reach, track"),
     Key("scene_mjb", "str", "", "the trained scene, compiled: base64 of zlib-compressed MJB (robot, floor or "
-        "heightfield, sensors; every collision on)", "locomotion, reach, track"),
+        "heightfield, sensors; every collision on; since 2.4 without visual-only geoms, their meshes, textures and "
+        "materials: MuJoCo's `discardvisual`, the same physics)", "locomotion, reach, track"),
     Key("base_joint", "str", "", "name of the free joint of the base in the scene", "locomotion, track"),
     Key("foot_names", "list[str]", "", "feet, in the order of the training env's foot terms", "locomotion"),
     Key("obs_layout", "list[[str, int]]", "", "observation terms in order, `[name, size]`; names and frames in "
@@ -130,9 +161,6 @@ KEYS: tuple[Key, ...] = (
     Key("terrain", "object", "m", "generated terrain: `config`, `tile_size`, `levels`, `columns`, "
         "`column_types`, `origins [levels][columns][x, y, z]`", "locomotion", optional="generated terrain"),
     # reach
-    Key("task_family", "str", "", "`reach`: a fixed-base arm reaching targets (`deploy/sim2sim_reach.py`); "
-        "`track`: a robot reproducing motion clips (`deploy/sim2sim_track.py`); locomotion files do not carry it",
-        "reach, track"),
     Key("fingertip_site", "str", "", "the scene's site that reaches the target", "reach"),
     Key("target_site", "str", "", "the scene's visual-only site that shows the target", "reach"),
     Key("base_pos", "list[number]", "m", "origin of the base frame (world): `target_pos` is "
@@ -169,8 +197,15 @@ KEYS: tuple[Key, ...] = (
 """Every key of major version 2 (``obs_layout`` is listed once per family; the trailing space keys it apart)."""
 
 def family(meta: dict[str, Any]) -> str:
-    """``reach`` or ``track`` (``task_family``), ``locomotion`` (another robot scene) or ``gym``."""
-    if meta.get("task_family") in ("reach", "track"):
+    """The task family the file names (``task_family``: a key of ``FAMILIES`` in our exports; '' when it names
+    none). A file read through ``upgrade`` names one even when written before 2.4."""
+    return str(meta.get("task_family", ""))
+
+
+def guessed_family(meta: dict[str, Any]) -> str:
+    """The family of a file written before 2.4, from its keys (the rule readers used then): ``task_family`` when
+    it names one, else ``locomotion`` with a robot scene, else ``gym``."""
+    if meta.get("task_family"):
         return str(meta["task_family"])
     return "locomotion" if ("scene_mjb" in meta or "robot_xml" in meta) else "gym"
 
@@ -204,11 +239,19 @@ def check_version(value: Any, where: str) -> int:
 
 
 def upgrade(meta: dict[str, Any], where: str) -> dict[str, Any]:
+    """``meta`` as the newest reader expects it: a file written before 2.4 names its family (``guessed_family``,
+    once, here); a major-1 locomotion file is read as major 2 (``upgrade_major1``). Newer files pass unchanged."""
+    ver = version(meta.get("format"))
+    out = meta if "task_family" in meta or ver >= FAMILY_NAMED else {**meta, "task_family": guessed_family(meta)}
+    if ver[0] == 1 and out["task_family"] == "locomotion":
+        return upgrade_major1(out, where)
+    return out
+
+
+def upgrade_major1(meta: dict[str, Any], where: str) -> dict[str, Any]:
     """A major-1 locomotion file read as major 2: per-joint gains and action scale, no held joints, joint ranges
-    from its scene. A file that
-    names a robot file instead of carrying its scene is refused with the re-export command."""
-    if family(meta) != "locomotion":
-        return meta
+    from its scene. A file that names a robot file instead of carrying its scene is refused with the re-export
+    command."""
     if "scene_mjb" not in meta:
         raise UserError(f"{where} is an early legged-mjx-policy/1 export (robot_xml, no stored scene); {REEXPORT}")
     out = dict(meta)
@@ -313,10 +356,12 @@ def _is(value: Any, tag: str) -> bool:
 
 
 def problems(meta: dict[str, Any]) -> list[str]:
-    """What does not match the major-2 schema: unknown keys, missing required ones, wrong types (empty: none)."""
-    fam = family(meta)
+    """What does not match the major-2 schema: unknown keys, missing required ones, wrong types, a family not in
+    ``FAMILIES`` (empty: none); a file without ``task_family`` is checked as its guessed family."""
+    fam = family(meta) or guessed_family(meta)
     known = keys_of(fam)
-    out = [f"unknown key {k!r}" for k in meta if k not in known]
+    out = [] if fam in FAMILIES else [f"task_family {fam!r} is not one of {', '.join(FAMILIES)}"]
+    out += [f"unknown key {k!r}" for k in meta if k not in known]
     for name, key in known.items():
         if name not in meta:
             if not key.optional:

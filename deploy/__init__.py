@@ -4,6 +4,7 @@ What an exported file holds is the torch-free ``contract`` package (the metadata
 ``deploy`` imports it and nothing else of this project.
 
     onnx_policy.py  an ONNX file and its metadata (observation layout, scales, gains, ...)
+    plain_mujoco.py  what the plain-MuJoCo sim2sim families share: the stored scene, servos, act, the reading
     sim2sim.py      a locomotion policy in one plain MuJoCo simulation at the control rate
     terrain.py      its ground in numpy: heights from the scene's heightfield, the height scan, the tiles
     sim2sim_reach.py  a reaching policy in one plain MuJoCo simulation

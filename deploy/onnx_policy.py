@@ -47,10 +47,8 @@ class OnnxPolicy:
         except Exception as e:  # onnxruntime raises its own exception types for unreadable files
             raise UserError(f"policy file {path} is not a readable ONNX model ({type(e).__name__})") from None
         raw = self.session.get_modelmeta().custom_metadata_map
-        major = schema.check_version(raw.get("format"), f"policy file {path}")
-        self.metadata = {k: _decode(v) for k, v in raw.items()}
-        if major == 1:
-            self.metadata = schema.upgrade(self.metadata, f"policy file {path}")
+        schema.check_version(raw.get("format"), f"policy file {path}")
+        self.metadata = schema.upgrade({k: _decode(v) for k, v in raw.items()}, f"policy file {path}")
         self.obs_dim = int(self.metadata["obs_dim"])
         self.obs_shape = tuple(self.metadata.get("obs_shape", [self.obs_dim]))
         self.obs_dtype = np.dtype(self.metadata.get("obs_dtype", "float32"))

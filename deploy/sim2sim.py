@@ -1,10 +1,11 @@
 """Sim-to-sim check: an exported locomotion policy in one plain MuJoCo simulation, like a robot would run it.
 
 Everything comes from the ONNX file's metadata: the compiled scene that was trained (``scene_mjb``: MJB bytes,
-meshes included, so no robot file is needed), the observation layout and scales, the joints by name, default
-joint positions, action scale and clip, control period, command ranges and the contact sensors that end an
-episode. No torch, no batching, no observation noise, no domain randomization, no pushes: the nominal robot.
-A policy that tracks well in training but not here depends on something only the training simulator does.
+collision meshes included, so no robot file is needed; since format 2.4 without what only drawing uses), the
+observation layout and scales, the joints by name, default joint positions, action scale and clip, control period,
+command ranges and the contact sensors that end an episode. No torch, no batching, no observation noise, no
+domain randomization, no pushes: the nominal robot. A policy that tracks well in training but not here depends
+on something only the training simulator does.
 
 Each episode starts standing at the default pose with a random heading; commands are drawn from the training
 ranges and redrawn every ``command_resample_s``; an episode ends on a forbidden contact, non-finite physics
@@ -21,8 +22,6 @@ that type at that level, in turn, with play.py's evaluation commands (straight a
 
 from __future__ import annotations
 
-import base64
-import zlib
 from typing import Any
 
 import mujoco
@@ -31,55 +30,42 @@ import numpy as np
 from contract import breakdown, terms
 from contract.errors import UserError
 from deploy.onnx_policy import OnnxPolicy
+from deploy.plain_mujoco import PlainMujoco
+from deploy.plain_mujoco import load_scene as load_scene  # where deploy/ and the tests have imported it from
 from deploy.terrain import HeightMap, HeightScan, TerrainEval, tiles, yaw_of
 
 COMMANDS = ("lin_vel_x", "lin_vel_y", "yaw_rate")
+RUNTIME = "plain MuJoCo"
+"""Where ``run`` plays a file (``apps/sim2sim.py`` names it)."""
 
 
-class PlainMujocoRobot:
-    """One ``MjData`` stepped at the control rate with actions turned into position-servo targets."""
+class PlainMujocoRobot(PlainMujoco):
+    """A legged robot: held joints at their pose, a height scan on generated terrain, the contacts that end an
+    episode."""
 
     def __init__(self, meta: dict[str, Any]):
-        self.model = load_scene(meta)
-        self.data = mujoco.MjData(self.model)
-        self.meta = meta
-        base = self.model.joint(meta["base_joint"])
-        if base.type[0] != mujoco.mjtJoint.mjJNT_FREE:
-            raise UserError(f"sim2sim: the base joint {meta['base_joint']!r} of the stored scene is not free")
-        self.base_q, self.base_v = int(base.qposadr[0]), int(base.dofadr[0])
-        if abs(self.model.opt.timestep - meta["sim_dt"]) > 1e-12:
-            raise UserError(f"sim2sim: the stored scene has timestep {self.model.opt.timestep}, the policy was trained "
-                            f"with {meta['sim_dt']}")
-        joints = [self.model.joint(name) for name in meta["joint_names"]]
-        self.qpos_adr = np.array([j.qposadr[0] for j in joints])
-        self.dof_adr = np.array([j.dofadr[0] for j in joints])
-        by_joint = {int(self.model.actuator_trnid[a, 0]): a for a in range(self.model.nu)}
-        self.actuators = np.array([by_joint[j.id] for j in joints])
+        if "base_joint" not in meta:
+            raise UserError("sim2sim: this locomotion policy file has a scene but no base_joint (sim2sim runs legged "
+                            "robots on a free base)")
+        super().__init__(meta)
         self.forbidden = np.array([_force_adr(self.model, n) for n in meta["termination_contact_sensors"]], dtype=int)
         self.ground = HeightMap(self.model)
-        layout = [name for name, _ in meta["obs_layout"]]
-        if "height_scan" in layout and "height_scan" not in meta:
+        if "height_scan" in self.names and "height_scan" not in meta:
             raise UserError("sim2sim: the observation has a height_scan but the metadata no height_scan grid; "
                             "re-export it with play.py --checkpoint RUN --export-onnx")
         # the heights themselves: the term's offset and clip are the contract's (contract/terms.py)
         self.scan = (HeightScan({**meta["height_scan"], "offset": 0.0, "clip": 1e9}, self.ground)
-                     if "height_scan" in layout else None)
-        self.default = np.array(meta["default_joint_pos"])
+                     if "height_scan" in self.names else None)
         self.constants = terms.Constants.of(meta)
-        self.action_scale = np.asarray(meta["action_scale"], dtype=np.float64)  # per joint (schema.upgrade: major 1)
         held = [self.model.joint(name) for name in meta.get("held_joint_names", [])]
         self.held_qpos_adr = np.array([j.qposadr[0] for j in held], dtype=int)
-        self.held_actuators = np.array([by_joint[j.id] for j in held], dtype=int)
+        self.held_actuators = np.array([self.actuator_of[j.id] for j in held], dtype=int)
         self.held_pos = np.array(meta.get("held_joint_pos", []), dtype=np.float64)
-        self.scales = {name: np.asarray(v, dtype=np.float64) for name, v in meta["obs_scales"].items()}
-        self.names = [str(name) for name, _ in meta["obs_layout"]]
         for name in self.names:
             if name not in terms.FROM_READING:
                 known = name in terms.TERMS
                 raise UserError(f"sim2sim: observation term '{name}' is {'not built here' if known else 'not known'}; "
                                 f"sim2sim builds {', '.join(terms.FROM_READING)}")
-        self.last_action = np.zeros(len(joints))
-        self.commands = np.zeros(3)
 
     def reset(self, yaw: float, start: tuple[float, float] = (0.0, 0.0)) -> None:
         """Standing at the default pose at ``start`` (x, y), ``base_height`` above the ground there, facing ``yaw``."""
@@ -94,56 +80,21 @@ class PlainMujocoRobot:
         mujoco.mj_forward(self.model, self.data)
         self.last_action[:] = 0.0
 
-    def body_frame(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Base linear velocity, angular velocity and gravity direction in the base frame."""
-        rot = np.empty(9)
-        b, v = self.base_q, self.base_v
-        mujoco.mju_quat2Mat(rot, self.data.qpos[b + 3:b + 7])
-        rot3 = rot.reshape(3, 3)  # body -> world
-        return rot3.T @ self.data.qvel[v:v + 3], self.data.qvel[v + 3:v + 6].copy(), rot3.T @ np.array([0.0, 0.0, -1.0])
-
-    def reading(self) -> terms.Reading:
-        """What the robot's sensors would read now (``contract.terms.Reading``), with the true base velocity and
-        heights (the estimator and perception a robot would need for them)."""
+    def heights(self) -> np.ndarray | None:
         b = self.base_q
-        lin, ang, _ = self.body_frame()
-        heights = None if self.scan is None else self.scan(self.data.qpos[b:b + 3], yaw_of(self.data.qpos[b + 3:b + 7]))
-        return terms.Reading(joint_pos=self.data.qpos[self.qpos_adr], joint_vel=self.data.qvel[self.dof_adr],
-                             imu_quat=self.data.qpos[b + 3:b + 7], gyro=ang, commands=self.commands,
-                             last_actions=self.last_action, base_lin_vel=lin, heights=heights)
+        return None if self.scan is None else self.scan(self.data.qpos[b:b + 3], yaw_of(self.data.qpos[b + 3:b + 7]))
 
     def values(self) -> dict[str, np.ndarray]:
         """Each observation term's raw value, built by the contract (``contract/terms.py``) as on a robot."""
         return terms.values(self.names, self.reading(), self.constants, "sim2sim")
 
-    def observe(self) -> np.ndarray:
-        values = self.values()
-        return np.concatenate([values[name] * self.scales.get(name, 1.0) for name, _ in self.meta["obs_layout"]])
-
     def base_xy(self) -> np.ndarray:
         return self.data.qpos[self.base_q:self.base_q + 2].copy()
 
-    def act(self, action: np.ndarray) -> None:
-        clip = self.meta["action_clip"]
-        self.last_action = np.clip(action.astype(np.float64), -clip, clip)
-        self.data.ctrl[self.actuators] = self.default + self.action_scale * self.last_action
-        for _ in range(self.meta["decimation"]):
-            mujoco.mj_step(self.model, self.data)
-
     def fell(self) -> bool:
-        if not (np.isfinite(self.data.qpos).all() and np.isfinite(self.data.qvel).all()):
+        if not self.finite():
             return True
         return bool((self.data.sensordata[self.forbidden] > self.meta["contact_force_threshold"]).any())
-
-
-def load_scene(meta: dict[str, Any]) -> mujoco.MjModel:
-    """The compiled scene stored in the metadata (``scene_mjb``: zlib-compressed MJB, base64)."""
-    if "scene_mjb" not in meta:
-        raise UserError("sim2sim: this policy file carries no scene (metadata scene_mjb; files exported before scenes "
-                        "were stored name a robot_xml instead); re-export it with play.py --checkpoint RUN "
-                        "--export-onnx")
-    mjb = zlib.decompress(base64.b64decode(meta["scene_mjb"]))
-    return mujoco.MjModel.from_binary_path("scene.mjb", {"scene.mjb": mjb})
 
 
 def _force_adr(model: mujoco.MjModel, sensor: str) -> int:

@@ -19,38 +19,26 @@ import numpy as np
 
 from contract.errors import UserError
 from deploy.onnx_policy import OnnxPolicy
-from deploy.sim2sim import load_scene
+from deploy.plain_mujoco import PlainMujoco
 
 TERMS = ("joint_pos", "joint_vel", "target_pos", "to_target", "last_actions")
 """Observation terms this check knows how to build."""
+RUNTIME = "plain MuJoCo"
+"""Where ``run`` plays a file (``apps/sim2sim.py`` names it)."""
 
 
-class PlainMujocoArm:
-    """One ``MjData`` stepped at the control rate, actions turned into position-servo targets."""
+class PlainMujocoArm(PlainMujoco):
+    """A fixed-base arm: its fingertip site and the target it reaches for."""
 
     def __init__(self, meta: dict[str, Any]):
-        self.meta = meta
-        self.model = load_scene(meta)
-        self.data = mujoco.MjData(self.model)
-        if abs(self.model.opt.timestep - meta["sim_dt"]) > 1e-12:
-            raise UserError(f"sim2sim: the stored scene has timestep {self.model.opt.timestep}, the policy was "
-                            f"trained with {meta['sim_dt']}")
-        for name, _ in meta["obs_layout"]:
+        super().__init__(meta)
+        for name in self.names:
             if name not in TERMS:
                 raise UserError(f"sim2sim: observation term '{name}' is not known; known: {', '.join(TERMS)}")
-        joints = [self.model.joint(name) for name in meta["joint_names"]]
-        self.qpos_adr = np.array([j.qposadr[0] for j in joints])
-        self.dof_adr = np.array([j.dofadr[0] for j in joints])
-        by_joint = {int(self.model.actuator_trnid[a, 0]): a for a in range(self.model.nu)}
-        self.actuators = np.array([by_joint[j.id] for j in joints])
         self.limits = np.array(meta["joint_pos_limits"], dtype=np.float64)
         self.tip = self.model.site(meta["fingertip_site"]).id
-        self.default = np.array(meta["default_joint_pos"], dtype=np.float64)
-        self.action_scale = np.array(meta["action_scale"], dtype=np.float64)
-        self.scales = {name: np.asarray(v, dtype=np.float64) for name, v in meta["obs_scales"].items()}
         self.base_pos = np.array(meta["base_pos"], dtype=np.float64)
         self.base_rot = np.array(meta["base_rot"], dtype=np.float64).reshape(3, 3)
-        self.last_action = np.zeros(len(joints))
         self.target = np.zeros(3)
 
     def reset(self, joints: np.ndarray) -> None:
@@ -66,22 +54,10 @@ class PlainMujocoArm:
     def distance(self) -> float:
         return float(np.linalg.norm(self.target - self.fingertip()))
 
-    def observe(self) -> np.ndarray:
-        values = {"joint_pos": self.data.qpos[self.qpos_adr] - self.default, "joint_vel": self.data.qvel[self.dof_adr],
-                  "target_pos": self.base_rot.T @ (self.target - self.base_pos),
-                  "to_target": self.base_rot.T @ (self.target - self.fingertip()), "last_actions": self.last_action}
-        return np.concatenate([values[name] * self.scales.get(name, 1.0) for name, _ in self.meta["obs_layout"]])
-
-    def act(self, action: np.ndarray) -> None:
-        """Servo targets from ``action``, held for ``decimation`` physics steps."""
-        limit = float(self.meta["action_clip"])
-        self.last_action = np.clip(np.asarray(action, dtype=np.float64), -limit, limit)
-        self.data.ctrl[self.actuators] = self.default + self.action_scale * self.last_action
-        mujoco.mj_step(self.model, self.data, nstep=int(self.meta["decimation"]))
-        mujoco.mj_kinematics(self.model, self.data)  # site positions of the state after the step
-
-    def finite(self) -> bool:
-        return bool(np.isfinite(self.data.qpos).all() and np.isfinite(self.data.qvel).all())
+    def values(self) -> dict[str, np.ndarray]:
+        return {"joint_pos": self.data.qpos[self.qpos_adr] - self.default, "joint_vel": self.data.qvel[self.dof_adr],
+                "target_pos": self.base_rot.T @ (self.target - self.base_pos),
+                "to_target": self.base_rot.T @ (self.target - self.fingertip()), "last_actions": self.last_action}
 
 
 def draw_target(rng: np.random.Generator, meta: dict[str, Any]) -> np.ndarray:

@@ -28,10 +28,12 @@ import numpy as np
 from contract import motion, terms
 from contract.errors import UserError
 from deploy.onnx_policy import OnnxPolicy
-from deploy.sim2sim import load_scene
+from deploy.plain_mujoco import PlainMujoco
 
 MOTION_TERMS = ("motion_joint_pos", "motion_joint_vel", "motion_anchor_pos", "motion_anchor_ori", "motion_phase")
 """The tracking terms built here (the others come from a robot's reading, ``contract/terms.py``)."""
+RUNTIME = "plain MuJoCo"
+"""Where ``run`` plays a file (``apps/sim2sim.py`` names it)."""
 
 
 @dataclass(frozen=True)
@@ -85,35 +87,19 @@ def clips_of(meta: dict[str, Any]) -> list[motion.Clip]:
             for i, c in enumerate(meta["motion_clips"])]
 
 
-class PlainMujocoTracker:
-    """One ``MjData`` stepped at the control rate, actions turned into position-servo targets, with the reference."""
+class PlainMujocoTracker(PlainMujoco):
+    """A robot with its reference: the clips replayed in the stored scene, the frame it is at."""
 
     def __init__(self, meta: dict[str, Any]):
-        self.meta, self.model = meta, load_scene(meta)
-        self.data = mujoco.MjData(self.model)
-        if abs(self.model.opt.timestep - meta["sim_dt"]) > 1e-12:
-            raise UserError(f"sim2sim: the stored scene has timestep {self.model.opt.timestep}, the policy was "
-                            f"trained with {meta['sim_dt']}")
-        self.names = [str(name) for name, _ in meta["obs_layout"]]
+        super().__init__(meta)
         unknown = [n for n in self.names if n not in MOTION_TERMS and n not in terms.FROM_READING]
         if unknown:
             raise UserError(f"sim2sim: observation term(s) {', '.join(unknown)} are not built here; built: "
                             f"{', '.join(MOTION_TERMS + terms.FROM_READING)}")
-        base = self.model.joint(meta["base_joint"])
-        self.base_q, self.base_v = int(base.qposadr[0]), int(base.dofadr[0])
-        joints = [self.model.joint(n) for n in meta["joint_names"]]
-        self.qpos_adr = np.array([j.qposadr[0] for j in joints])
-        self.dof_adr = np.array([j.dofadr[0] for j in joints])
-        by_joint = {int(self.model.actuator_trnid[a, 0]): a for a in range(self.model.nu)}
-        self.actuators = np.array([by_joint[j.id] for j in joints])
-        self.default = np.asarray(meta["default_joint_pos"], dtype=np.float64)
-        self.action_scale = np.asarray(meta["action_scale"], dtype=np.float64)
-        self.scales = {name: np.asarray(v, dtype=np.float64) for name, v in meta["obs_scales"].items()}
         self.constants = terms.Constants.of(meta)
         self.anchor = self.model.body(meta["motion"]["anchor_body"]).id
         self.refs = [replay(self.model, c, list(meta["joint_names"]), self.anchor) for c in clips_of(meta)]
         self.ref, self.frame = self.refs[0], 0
-        self.last_action = np.zeros(len(joints))
 
     def reset(self, ref: Reference, frame: int) -> None:
         """In ``ref``'s state at ``frame``."""
@@ -123,16 +109,6 @@ class PlainMujocoTracker:
         self.data.ctrl[self.actuators] = ref.joint_pos[frame]
         mujoco.mj_forward(self.model, self.data)
         self.last_action[:] = 0.0
-
-    def reading(self) -> terms.Reading:
-        b, v = self.base_q, self.base_v
-        flat = np.empty(9)
-        mujoco.mju_quat2Mat(flat, self.data.qpos[b + 3:b + 7])
-        rot = flat.reshape(3, 3)  # base -> world
-        return terms.Reading(joint_pos=self.data.qpos[self.qpos_adr], joint_vel=self.data.qvel[self.dof_adr],
-                             imu_quat=self.data.qpos[b + 3:b + 7], gyro=self.data.qvel[v + 3:v + 6].copy(),
-                             commands=np.zeros(3), last_actions=self.last_action,
-                             base_lin_vel=rot.T @ self.data.qvel[v:v + 3])
 
     def motion_values(self) -> dict[str, np.ndarray]:
         """The tracking terms (``envs/tasks/track/observations.py``'s values, in numpy)."""
@@ -146,17 +122,14 @@ class PlainMujocoTracker:
                 "motion_anchor_pos": a_rot.T @ (ref.anchor_pos[nxt] - a_pos),
                 "motion_anchor_ori": rel[:, :2].T.reshape(-1), "motion_phase": np.array([self.frame / ref.last])}
 
-    def observe(self) -> np.ndarray:
+    def values(self) -> dict[str, np.ndarray]:
+        """The robot's terms from its reading (``contract/terms.py``) and the tracking terms."""
         robot = [n for n in self.names if n not in MOTION_TERMS]
-        values = {**terms.values(robot, self.reading(), self.constants, "sim2sim"), **self.motion_values()}
-        return np.concatenate([values[n] * self.scales.get(n, 1.0) for n in self.names])
+        return {**terms.values(robot, self.reading(), self.constants, "sim2sim"), **self.motion_values()}
 
     def act(self, action: np.ndarray) -> None:
-        clip = float(self.meta["action_clip"])
-        self.last_action = np.clip(np.asarray(action, dtype=np.float64), -clip, clip)
-        self.data.ctrl[self.actuators] = self.default + self.action_scale * self.last_action
-        mujoco.mj_step(self.model, self.data, nstep=int(self.meta["decimation"]))
-        mujoco.mj_kinematics(self.model, self.data)  # body poses of the state after the step
+        """``PlainMujoco.act``; the reference moves one frame on."""
+        super().act(action)
         self.frame += 1
 
     def errors(self) -> tuple[float, float, bool]:
@@ -168,9 +141,6 @@ class PlainMujocoTracker:
         fell = (abs(a_pos[2] - ref.anchor_pos[f, 2]) > m["anchor_height_band"]
                 or abs(a_rot[2, 2] - ref.anchor_rot[f, 2, 2]) > m["anchor_tilt_band"])
         return joint, float(np.linalg.norm(a_pos - ref.anchor_pos[f])), bool(fell)
-
-    def finite(self) -> bool:
-        return bool(np.isfinite(self.data.qpos).all() and np.isfinite(self.data.qvel).all())
 
 
 def run(policy: OnnxPolicy, episodes: int, seed: int) -> dict[str, Any]:

@@ -172,7 +172,8 @@ class GymVecEnv:
 
     def export_metadata(self) -> dict[str, Any]:
         """What a plain Gymnasium loop needs to run an exported policy (stored in exported policies)."""
-        meta: dict[str, Any] = {"env_id": self.cfg.env_id, "obs_layout": [["observation", self.obs_dims["policy"]]],
+        meta: dict[str, Any] = {"task_family": "gym", "env_id": self.cfg.env_id,
+                                "obs_layout": [["observation", self.obs_dims["policy"]]],
                                 "action_offset": self._action_offset, "clip_actions": self.cfg.clip_actions,
                                 "max_episode_steps": self.max_episode_steps, "obs_mask": list(self.cfg.obs_mask)}
         if not self.action_spec.discrete:

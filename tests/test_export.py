@@ -64,12 +64,12 @@ def test_onnx_matches_torch_at_any_batch_size(quadruped, quadruped_onnx, batch):
 
 def test_onnx_metadata_describes_the_robot_interface(quadruped_onnx):
     meta = OnnxPolicy(quadruped_onnx).metadata
-    assert meta["format"] == "legged-mjx-policy/2.3" and meta["task"] == "quadruped-flat" and meta["iteration"] == 7
+    assert meta["format"] == "legged-mjx-policy/2.4" and meta["task"] == "quadruped-flat" and meta["iteration"] == 7
     assert meta["obs_dim"] == 48 and meta["action_dim"] == 12 and meta["action_type"] == "continuous"
     assert sum(n for _, n in meta["obs_layout"]) == 48
     assert meta["obs_scales"]["base_ang_vel"] == 0.25 and meta["obs_scales"]["commands"] == [2.0, 2.0, 0.25]
     assert meta["joint_names"][0] == "FR_hip_joint" and len(meta["default_joint_pos"]) == 12
-    assert meta["format"] == "legged-mjx-policy/2.3" and meta["action_scale"] == [0.25] * 12
+    assert meta["format"] == "legged-mjx-policy/2.4" and meta["action_scale"] == [0.25] * 12
     assert meta["kp"] == [20.0] * 12 and meta["kd"] == [0.5] * 12
     assert meta["torque_limits"][:3] == [23.7, 23.7, 35.55] and meta["base_joint"] == "root"
     assert meta["foot_names"] == ["FR_foot", "FL_foot", "RR_foot", "RL_foot"] and "scene_mjb" in meta

@@ -1,5 +1,5 @@
 """The example robot (mesh visuals, joints and motors in different orders) exported to ONNX: the file carries the
-compiled scene, so ``play.py --sim2sim`` runs it after the robot's files are gone."""
+compiled scene (without its visual mesh), so ``play.py --sim2sim`` runs it after the robot's files are gone."""
 
 from __future__ import annotations
 
@@ -42,13 +42,14 @@ def exported(tmp_path_factory):
     return env, policy, path
 
 
-def test_the_onnx_file_carries_the_trained_scene_with_its_mesh(exported):
+def test_the_onnx_file_carries_the_trained_scene_without_its_visual_mesh(exported):
+    """Format 2.4: the visual-only trunk mesh stays out of the file (tests/test_export_scene.py: the same physics)."""
     env, _, path = exported
     meta = OnnxPolicy(path).metadata
     model = load_scene(meta)
-    assert model.nmesh == 1 and model.nmesh == env.model.nmesh
+    assert env.model.nmesh == 1 and model.nmesh == 0
     assert model.nsensordata == env.model.nsensordata and model.nu == env.model.nu
-    np.testing.assert_array_equal(model.mesh_vert, env.model.mesh_vert)
+    np.testing.assert_array_equal(model.body_mass, env.model.body_mass)
     assert meta["joint_names"][0] == "FR_hip_joint" and meta["foot_names"] == ["FR", "FL", "RR", "RL"]
 
 

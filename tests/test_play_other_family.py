@@ -1,7 +1,7 @@
 """play.py on a user's own task that is neither a ``MujocoTask`` nor Gymnasium (``tests/fixed_base_task.py``: its
-own physics, no base, no feet, no commands): evaluation and export work; --video and --sim2sim, which know the
-MuJoCo task families and Gymnasium only, say so in one line instead of a traceback. (The fixed-base arm on the task
-base, ``arm-reach``, films and runs sim2sim: tests/test_reach.py.)"""
+own physics, no base, no feet, no commands, no task family in its export): evaluation and export work; --video
+and --sim2sim, which know the MuJoCo task families and Gymnasium only, say so in one line instead of a
+traceback. (The fixed-base arm on the task base, ``arm-reach``, films and runs sim2sim: tests/test_reach.py.)"""
 
 from __future__ import annotations
 
@@ -29,8 +29,8 @@ def test_evaluation_and_export_work_and_sim2sim_is_one_line(run, tmp_path, capsy
                       "--json", str(tmp_path / "m.json"), "--sim2sim", str(onnx_file)])
     err = capsys.readouterr().err
     assert code == 2
-    assert err == (f"error: policy file {onnx_file} has a scene but no base_joint: sim2sim runs legged robots, "
-                   "reaching arms (task_family reach) and Gymnasium policies only\n")
+    assert err == (f"error: policy file {onnx_file} names no task family (metadata task_family): sim2sim runs the "
+                   "families locomotion, reach, track, gym\n")
     m = json.loads((tmp_path / "m.json").read_text())  # written after the evaluation, before sim2sim
     assert m["task"] == TASK and m["episodes"] == 4 and m["mean_episode_length"] == 10.0
     assert onnx_file.stat().st_size > 0

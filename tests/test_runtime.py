@@ -30,11 +30,11 @@ LOCOMOTION_KEYS = ["action_clip", "action_dim", "action_scale", "action_type", "
                    "foot_names", "format", "held_joint_names", "held_joint_pos", "held_kd", "held_kp",
                    "held_torque_limits", "iteration", "joint_names",
                    "joint_pos_limits", "kd", "kp", "obs_dim", "obs_dtype", "obs_layout", "obs_scales", "obs_shape",
-                   "robot", "scene_mjb", "sim_dt", "success_distance", "task", "termination_contact_sensors",
-                   "torque_limits", "velocity_limits"]
-"""The pinned keys of a locomotion export of format 2.1 (a change here is a schema change: docs and version)."""
+                   "robot", "scene_mjb", "sim_dt", "success_distance", "task", "task_family",
+                   "termination_contact_sensors", "torque_limits", "velocity_limits"]
+"""The pinned keys of a locomotion export of format 2.4 (a change here is a schema change: docs and version)."""
 GYM_KEYS = ["action_dim", "action_offset", "action_type", "actions", "clip_actions", "env_id", "format", "iteration",
-            "max_episode_steps", "obs_dim", "obs_dtype", "obs_layout", "obs_mask", "obs_shape", "task"]
+            "max_episode_steps", "obs_dim", "obs_dtype", "obs_layout", "obs_mask", "obs_shape", "task", "task_family"]
 
 
 def _export(name: str, tmp_path_factory, **env_changes):
@@ -168,7 +168,7 @@ def test_runtime_and_history_state_equal_the_trainers_with_an_observation_histor
 def test_each_locomotion_export_matches_the_pinned_schema(flat, blind, history, humanoid, rough):
     for _, path in (flat, blind, history, humanoid, rough):
         meta = OnnxPolicy(path).metadata
-        assert meta["format"] == FORMAT == "legged-mjx-policy/2.3"
+        assert meta["format"] == FORMAT == "legged-mjx-policy/2.4"
         assert schema.problems(meta) == [], path
         optional = {"recurrent", "height_scan", "terrain"}
         assert sorted(set(meta) - optional) == LOCOMOTION_KEYS

@@ -76,7 +76,7 @@ def state_of(meta, order, pos=None, stamp=0.0) -> RobotState:
 # ------------------------------------------------------------------------------------------------------ export
 def test_held_servos_are_exported_from_the_compiled_scene(exported):
     _, meta = exported
-    assert meta["format"] == FORMAT == "legged-mjx-policy/2.3" and schema.problems(meta) == []
+    assert meta["format"] == FORMAT == "legged-mjx-policy/2.4" and schema.problems(meta) == []
     assert tuple(meta["held_joint_names"]) == HELD
     assert meta["held_kp"] == HELD_KP and meta["held_kd"] == pytest.approx(HELD_KD)
     assert meta["held_torque_limits"] == HELD_TORQUE

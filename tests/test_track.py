@@ -248,7 +248,7 @@ def test_export_and_sim2sim_from_the_onnx_file_alone(tmp_path):
     export_onnx(policy, path, policy_metadata("humanoid-track", 3, policy, env.export_metadata()))
     meta = OnnxPolicy(path).metadata
     assert schema.problems(meta) == [] and sorted(meta) == TRACK_KEYS and schema.family(meta) == "track"
-    assert meta["format"] == "legged-mjx-policy/2.3" and meta["motion"]["anchor_body"] == "torso"
+    assert meta["format"] == "legged-mjx-policy/2.4" and meta["motion"]["anchor_body"] == "torso"
     (entry,) = meta["motion_clips"]
     assert entry["name"] == "squat_wave" and entry["frames"] == 476 and entry["source"] == "keyframes:squat_wave"
     assert entry["sha256"] == env.played[0].sha256

@@ -30,6 +30,7 @@ from envs.scenes.contacts import ContactGeoms, contact_geoms, filter_collisions,
 from envs.scenes.feet import Feet, resolve_feet
 from envs.scenes.flat import attach_scene, flat_scene
 from envs.scenes.joints import JointPlan, plan_joints, weld
+from envs.scenes.physics_only import physics_only
 from envs.scenes.sensing import TaskSensors, add_task_sensing
 from envs.scenes.terrain import terrain_scene
 from envs.terrain.generator import Terrain
@@ -68,10 +69,11 @@ def load_robot_spec(robot: RobotSpec) -> tuple[mujoco.MjSpec, mujoco.MjModel]:
 
 def build(robot: RobotSpec, collisions: str = "full", solver_iterations: int | None = None,
           ls_iterations: int | None = None, terrain: Terrain | None = None,
-          floor_window: tuple[float, float, float] | None = None) -> ResolvedRobot:
+          floor_window: tuple[float, float, float] | None = None, discard_visual: bool = False) -> ResolvedRobot:
     """The compiled scene with ``robot`` attached, and every index the task needs (see module docstring);
     ``terrain``: a generated terrain as the floor (``envs/scenes/terrain.py``) instead of the plane;
-    ``floor_window`` (x, y, half): only its part around (x, y) (for rendering)."""
+    ``floor_window`` (x, y, half): only its part around (x, y) (for rendering); ``discard_visual``: the scene an
+    exported policy carries, without what only drawing uses (``physics_only.py``)."""
     check_spec(robot)
     check_collisions(robot, collisions)
     rspec, m0 = load_robot_spec(robot)
@@ -99,6 +101,8 @@ def build(robot: RobotSpec, collisions: str = "full", solver_iterations: int | N
     except Exception as e:
         raise UserError(f"robot spec '{robot.name}': the scene with {robot.mjcf} does not compile: "
                         f"{one_line(e)}") from None
+    if discard_visual:
+        model = physics_only(rspec, model)
     return _resolved(robot, model, base_joint, plan, act, feet, contacts, sensors,
                      tuple(tuple(geom_name[g] for g in gs) for gs in feet.geoms))
 

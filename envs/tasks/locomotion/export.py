@@ -29,10 +29,11 @@ from envs.terrain.generator import Terrain
 def metadata(cfg: LocomotionEnvConfig, rb: ResolvedRobot, layout: ObservationLayout, dt: float,
              terrain: Terrain | None) -> dict[str, Any]:
     """The exported metadata of a velocity-tracking task (see the module docstring)."""
-    # sim2sim simulates every collision: the scene is rebuilt with collisions=full if training used feet only
-    scene = rb if cfg.collisions == "full" else build(rb.spec, "full", cfg.solver_iterations, cfg.ls_iterations,
-                                                      terrain)
+    # sim2sim simulates every collision (the scene rebuilt with collisions=full if training used feet only), and
+    # the file carries the scene without what only drawing uses (envs/scenes/physics_only.py)
+    scene = build(rb.spec, "full", cfg.solver_iterations, cfg.ls_iterations, terrain, discard_visual=True)
     return {
+        "task_family": "locomotion",
         **robot_metadata(rb, scene.model, layout, cfg.clip_actions, dt, cfg.decimation),
         "foot_names": list(rb.foot_names),
         "held_joint_names": list(rb.held_joint_names),

@@ -13,6 +13,9 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+import mujoco
+
+from envs.scenes.physics_only import physics_only
 from envs.tasks.observations import ObservationLayout
 from envs.tasks.reach.arm import ResolvedArm
 from envs.tasks.reach.config import ReachEnvConfig
@@ -26,7 +29,7 @@ def metadata(cfg: ReachEnvConfig, arm: ResolvedArm, layout: ObservationLayout, f
     return {
         "task_family": "reach",
         "robot": arm.spec.name,
-        "scene_mjb": scene_bytes(arm.model),
+        "scene_mjb": scene_bytes(physics_only(mujoco.MjSpec.from_file(str(arm.spec.model_path)), arm.model)),
         "obs_layout": [list(item) for item in layout.policy],
         "obs_scales": layout.export_scales(),
         "joint_names": list(arm.spec.joints),

@@ -15,8 +15,11 @@ import base64
 import zlib
 from typing import Any
 
+import mujoco
+
 from contract.motion import to_bytes
 from envs.robots.resolved import ResolvedRobot
+from envs.scenes.assemble import build
 from envs.tasks.observations import ObservationLayout
 from envs.tasks.robot_metadata import robot_metadata
 from envs.tasks.track.clips import Played
@@ -24,6 +27,12 @@ from envs.tasks.track.config import TrackEnvConfig
 
 PHASE = "frame / last frame of the env's clip; the frame advances by one each control step from the start frame"
 """The ``motion.phase`` entry: how the runtime computes the ``motion_phase`` input."""
+
+
+def export_scene(rb: ResolvedRobot, cfg: TrackEnvConfig) -> mujoco.MjModel:
+    """The trained scene (``rb.spec``: every joint already trained) without what only drawing uses
+    (``envs/scenes/physics_only.py``)."""
+    return build(rb.spec, cfg.collisions, cfg.solver_iterations, cfg.ls_iterations, discard_visual=True).model
 
 
 def clip_entry(p: Played) -> dict[str, Any]:
@@ -37,7 +46,7 @@ def metadata(cfg: TrackEnvConfig, rb: ResolvedRobot, layout: ObservationLayout, 
     """The exported metadata of a tracking task (see the module docstring)."""
     return {
         "task_family": "track",
-        **robot_metadata(rb, rb.model, layout, cfg.clip_actions, dt, cfg.decimation),
+        **robot_metadata(rb, export_scene(rb, cfg), layout, cfg.clip_actions, dt, cfg.decimation),
         "episode_length_s": cfg.episode_length_s,
         "motion_clips": [clip_entry(p) for p in played],
         "motion": {"anchor_body": anchor, "future_frames": cfg.future_frames,
