@@ -154,6 +154,7 @@ def test_the_blocker_refuses_the_extras_and_keeps_the_base(tmp_path):
     assert r.stdout.strip() == f"{[True] * len(gone) + [False] * len(kept)} True []"
 
 
+@pytest.mark.slow
 def test_documented_commands_with_only_the_base_install_importable(tmp_path):
     _documented_commands(sys.executable, tmp_path, _site(tmp_path))
 

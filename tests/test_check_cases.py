@@ -106,6 +106,7 @@ def _fixed(spec: RobotSpec, rollouts: int = FEW) -> FixResult:
     return result
 
 
+@pytest.mark.slow
 def test_case_1_undamped_file_servos_are_told_to_raise_kd(tmp_path):
     """ANYmal C's file servos have no kv: the check said "lower kd (now -0) or kp"; it says raise kd."""
     report = _check(anymal_c(tmp_path))
@@ -124,6 +125,7 @@ PYRAMIDAL = SimOverrides(timestep=0.005, cone="pyramidal", impratio=1.0)
 """The contact settings a new user copied from examples/anymal_like: the soft feet slide with them."""
 
 
+@pytest.mark.slow
 def test_case_2_a_sag_from_sliding_feet_names_the_contact_settings_not_kp(tmp_path):
     report = _check(anymal_c(tmp_path, actuators=DAMPED, sim=PYRAMIDAL))
     assert report["verdict"] == "FAIL"
@@ -176,6 +178,7 @@ def _pitch_waist(text: str) -> str:
     return text.replace(old, '<joint axis="0 1 0" range="-0.5 0.5"/>')
 
 
+@pytest.mark.slow
 def test_case_5_held_groups_are_checked_and_advised(tmp_path):
     spec = h1(tmp_path, _pitch_waist(h1_xml()), actuators=_h1_gains(torso=(10.0, 0.5)))
     report = _check(spec)
@@ -188,6 +191,7 @@ def test_case_5_held_groups_are_checked_and_advised(tmp_path):
     assert torso.kp > 10.0 and any(c.startswith("torso_joint: kp 10 -> ") for c in result.changes), result.changes
 
 
+@pytest.mark.slow
 def test_case_6_a_humanoid_at_real_gains_is_judged_with_the_base_supported(tmp_path):
     """The G1 needed hip kp 200, knee 300, ankle 250 to stand under zero actions; at the gains its motors run it
     falls on its own (its policy balances it): the check supports the base, judges tracking, and says so."""

@@ -118,6 +118,7 @@ def test_a_robot_with_its_files_own_actuators(tmp_path):
     assert [r["group"] for r in report["step_response"]] == ["kp 20 kd 0.5 limit 23.7", "kp 20 kd 0.5 limit 35.55"]
 
 
+@pytest.mark.slow
 def test_train_check_runs_the_robot_check(tmp_path, capsys):
     import train
 

@@ -15,7 +15,7 @@ N = 8
 
 
 @pytest.fixture(scope="module", params=[
-    pytest.param(("mjx", "full"), marks=pytest.mark.mjx, id="mjx-full"),
+    pytest.param(("mjx", "full"), marks=[pytest.mark.mjx, pytest.mark.slow], id="mjx-full"),
     pytest.param(("mjx", "feet"), marks=[pytest.mark.mjx, pytest.mark.slow], id="mjx-feet"),
     pytest.param(("warp", "full"), marks=pytest.mark.warp, id="warp-full"),
     pytest.param(("warp", "feet"), marks=[pytest.mark.warp, pytest.mark.slow], id="warp-feet")])

@@ -24,6 +24,7 @@ def _run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
     return proc
 
 
+@pytest.mark.slow
 def test_two_ranks_stay_identical_and_match_one_process_on_the_same_total_batch(tmp_path):
     _run(TORCHRUN + ["tests/distributed_worker.py", str(tmp_path / "two")])
     _run([sys.executable, "tests/distributed_worker.py", str(tmp_path / "one")])
@@ -41,6 +42,7 @@ def test_two_ranks_stay_identical_and_match_one_process_on_the_same_total_batch(
             assert not [name for name in json.loads(threads.read_text()) if "gloo" in name]
 
 
+@pytest.mark.slow
 def test_torchrun_training_checkpoint_loads_in_single_process_play(tmp_path):
     run = tmp_path / "run"
     out = _run(TORCHRUN + ["train.py", "--task", "CartPole-v1", "--num-envs", "4", "--max-iterations", "3", "--run-dir",

@@ -231,6 +231,7 @@ def test_resume_picks_the_newest_checkpoint_that_verifies(tmp_path, capsys):
     assert "model_3.pt is corrupt" in err
 
 
+@pytest.mark.slow
 def test_sigkill_at_random_moments_loses_at_most_one_save_interval(tmp_path):
     """Kill a training process (saving every iteration) 6 times, every other time as soon as a save's temporary file
     appears; every time the newest checkpoint verifies, is at most one iteration behind the last one logged, and the
@@ -281,6 +282,7 @@ def cli_checkpoint(tmp_path_factory):
 
 
 # -------------------------------------------------------------------------------------------- memory
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="needs /proc")
 def test_memory_stays_flat_over_many_iterations():
     growth = rss_growth_mb(warmup=100, iterations=200)

@@ -80,6 +80,7 @@ def test_exported_rough_policy_on_stairs_in_sim2sim(rough_run, tmp_path, capsys)
     assert json.loads((tmp_path / "s.json").read_text())["terrain"]["level"] == 2
 
 
+@pytest.mark.slow
 def test_flat_policy_on_terrain_with_video(flat_run, tmp_path):
     """A flat-trained policy (terrain plane, no height scan) on generated slopes, filmed (a fresh process: the
     headless GL backend is chosen before MuJoCo is imported)."""
@@ -133,6 +134,7 @@ def test_sim2sim_of_a_flat_file_on_terrain_is_one_line(flat_run, tmp_path, capsy
                            "--level 4 --export-onnx FILE")
 
 
+@pytest.mark.slow
 def test_terrain_table_tool(rough_run, tmp_path):
     """tools/terrain_table.py: a row per checkpoint, success per type and level, JSON and markdown (a subprocess:
     tests do not import tools/)."""

@@ -63,6 +63,7 @@ def _train(*argv: str) -> int:
 
 
 # ------------------------------------------------------------------------------------- one signal each
+@pytest.mark.slow
 def test_sigint_ignored_at_start_as_under_nohup_still_stops_cleanly(tmp_path):
     """The child starts with SIGINT ignored (a background job, nohup): it must still save, print the line and exit
     with 130. (SIGTERM: test_sigterm_then_resume_auto_continues_bit_identically; SIGUSR1: below; SIGINT at its
@@ -112,6 +113,7 @@ def test_sigusr1_as_a_save_begins_waits_for_the_save(tmp_path):
     assert clean_stop(r, signal.SIGUSR1, run) and r["leftovers"] == 0, r
 
 
+@pytest.mark.slow
 def test_a_third_signal_exits_at_once_and_leaves_the_checkpoints_intact(tmp_path, monkeypatch):
     """Three SIGTERMs 0.05 s apart, 0.1 s into an iteration of 8 steps x 4 envs x 20 ms (SlowCartPole: the length
     does not depend on the machine's load): exit at once with 143, no stop line, the newest checkpoint verifies."""
@@ -154,6 +156,7 @@ def test_resume_auto_skips_a_torn_newest_checkpoint(tmp_path, capsys):
 # ------------------------------------------------------------------------------------------ torchrun
 @pytest.mark.skipif(not torch.distributed.is_available() or not torch.distributed.is_gloo_available(),
                     reason="needs torch.distributed with gloo")
+@pytest.mark.slow
 def test_torchrun_stopped_by_sigterm_exits_within_30_s_with_rank_0s_checkpoint(tmp_path):
     run = tmp_path / "run"
     r = torchrun_sigterm_round(run, limit=30.0)

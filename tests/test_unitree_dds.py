@@ -152,6 +152,7 @@ def test_operator_sequence_damping_pose_policy_estop_against_the_simulated_robot
     assert steps["pose>hold"] <= steps["pose"] + 1e-9 and steps["hold>policy"] <= 0.6 + 1e-9, steps
 
 
+@pytest.mark.slow
 def test_rehearsal_over_dds_drives_a_g1_profile_in_real_time(tmp_path):
     """``deploy.rehearse --transport unitree-dds`` on the humanoid (legs in hip yaw-roll-pitch order, arms held):
     the unitree_hg messages with mode_machine echoed and right checksums, the command from the remote's sticks."""

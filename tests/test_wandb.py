@@ -22,6 +22,7 @@ def _train(*args: str) -> subprocess.CompletedProcess:
     return proc
 
 
+@pytest.mark.slow
 def test_offline_wandb_run_holds_scalars_and_config(tmp_path):
     run = tmp_path / "run"
     _train("--task", "CartPole-v1", "--num-envs", "4", "--max-iterations", "3", "--run-dir", str(run), "--logger",
@@ -40,6 +41,7 @@ def test_offline_wandb_run_holds_scalars_and_config(tmp_path):
     assert all(run_id in p.name for p in (run / "wandb").glob("offline-run-*"))
 
 
+@pytest.mark.slow
 def test_play_adds_its_metrics_and_video_to_the_runs_wandb_run(tmp_path):
     run = tmp_path / "run"
     _train("--task", "CartPole-v1", "--num-envs", "4", "--max-iterations", "1", "--run-dir", str(run),

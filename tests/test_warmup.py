@@ -32,6 +32,7 @@ def cold_cache(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
             "OMP_NUM_THREADS": "1"}
 
 
+@pytest.mark.slow
 def test_after_warmup_a_warp_run_compiles_nothing(cold_cache: dict[str, str], tmp_path: Path) -> None:
     out = tmp_path / "warmup.json"
     warm = _run(["-m", "tools.warmup", "--task", "quadruped-flat", "--device", "cpu", "env.num_envs=4",
@@ -56,6 +57,7 @@ def test_after_warmup_a_warp_run_compiles_nothing(cold_cache: dict[str, str], tm
     assert "compiling this model's kernels" not in log  # the manifest said they were all cached
 
 
+@pytest.mark.slow
 def test_cuda_binaries_ahead_of_time_without_a_gpu(tmp_path: Path) -> None:
     """Warp's NVRTC builds sm_90 code for a mujoco_warp module here, under the module's hash, as both files a CUDA
     load may look for (PTX with a current driver, CUBIN with an older one); another arch gets files of its own."""

@@ -74,6 +74,7 @@ def test_the_prediction_puts_warp_back() -> None:
     assert wp.get_device().is_cpu
 
 
+@pytest.mark.slow
 def test_a_predicted_variant_is_built_for_sm90_under_the_name_a_cuda_load_looks_for(tmp_path: Path) -> None:
     """NVRTC builds the contact sort at its CUDA block size (64) for sm_90, PTX and CUBIN, in the folder and file
     names of that variant's hash (not the CPU's block size 1, not the default 256)."""
@@ -105,6 +106,7 @@ print(json.dumps({{"files": [str(f) for f in files], "block_dim": v.block_dim, "
     assert ".target sm_90" in (root / ident / f"{ident}.sm90.ptx").read_text(errors="replace")
 
 
+@pytest.mark.slow
 def test_the_dry_run_finds_every_module_the_first_step_loads() -> None:
     """With the parallel load before the first step (the CUDA default, forced here on the CPU device), the step
     itself loads no module: the dry run on the real device found every variant (a fresh process: nothing loaded

@@ -107,6 +107,7 @@ def _drive(run: Path, trained: bool) -> None:
     play.validate_web(play.parse_args(["--checkpoint", str(run), "--web", "--port", str(port)]))  # the port is free
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(probe.browser_missing() is not None, reason=f"no browser: {probe.browser_missing()}")
 def test_web_viewer_in_a_headless_browser(quadruped_run):
     _drive(quadruped_run, trained=False)
