@@ -101,9 +101,10 @@ def run_once(args: argparse.Namespace, profile: str, fault: str, phase: str) -> 
             if robot.poll() is None:
                 robot.kill()
                 robot.wait(timeout=10)
-        if robot.returncode != 0:
-            raise RuntimeError(f"robot side failed: {err[-2000:]}")
-        report = json.loads(out.strip().splitlines()[-1])
+        if robot.returncode != 0:  # e.g. a cyclonedds 0.10 robot side against an 11.x program (docs/deploy.md)
+            report = {"died": robot.returncode, "why": (err.strip().splitlines() or [""])[-1]}
+        else:
+            report = json.loads(out.strip().splitlines()[-1])
         commands = json.loads(record.read_text())["commands"] if record.exists() else []
     return {"profile": profile, "fault": fault, "phase": phase, "code": code, "lines": lines, "robot": report,
             "commands": commands}
@@ -142,7 +143,8 @@ def measure(res: dict[str, Any]) -> dict[str, Any]:
         if before in ("pose", "hold") and now in ("hold", "policy"):
             changes[f"{before}>{now}"] = _steps(res["commands"], t1 - WINDOW, t1 + WINDOW)
     estop = next(((b[1], n[2]) for b, n in zip(states, states[1:], strict=False) if n[1] == "estop"), ("", ""))
-    robot = res["robot"]
+    robot = {"damped": None, "fault_start": None, "received": 0, "max_lag_ms": 0.0, "stiff_after_damping": 0,
+             **res["robot"]}
     damped = (None if robot["damped"] is None or robot["fault_start"] is None
               else 1e3 * (robot["damped"] - robot["fault_start"]))
     late = [r for _t, s, r in states if s == "stance"]
@@ -152,7 +154,8 @@ def measure(res: dict[str, Any]) -> dict[str, Any]:
             "error": errors[-1] if errors else "",
             "crc_lines": sum("a low state with a wrong CRC" in text for _t, text in res["lines"]),
             "received": robot["received"], "lag_ms": robot["max_lag_ms"],
-            "stiff_after_damping": robot["stiff_after_damping"], "code": res["code"]}
+            "stiff_after_damping": robot["stiff_after_damping"], "code": res["code"],
+            "robot_died": robot.get("died"), "robot_why": robot.get("why", "")}
 
 
 def spoiled(res: dict[str, Any], m: dict[str, Any]) -> str:
@@ -164,7 +167,7 @@ def spoiled(res: dict[str, Any], m: dict[str, Any]) -> str:
     if m["late"]:
         return m["late"]
     if res["fault"] in FAULTS and m["met"] != res["phase"]:
-        return f"the fault met {m['met']!r}"
+        return f"the fault meant for {res['phase']!r} met {m['met'] or 'no phase'!r}"
     if res["fault"] not in ("lost",) and "lost:" in m["line"] and m["lag_ms"] > 50:
         return f"the robot side lagged {m['lag_ms']:.0f} ms"
     return ""
@@ -172,6 +175,10 @@ def spoiled(res: dict[str, Any], m: dict[str, Any]) -> str:
 
 def row(res: dict[str, Any], m: dict[str, Any], note: str) -> str:
     name = res["profile"].upper()
+    if m["robot_died"] is not None:
+        last = m["error"] or next((t for _s, t in reversed(res["lines"]) if t.strip()), "")
+        return (f"| {name} | {res['fault']} | | program: exit {m['code']}, `{last}` | the robot side died "
+                f"(exit {m['robot_died']}): `{m['robot_why']}` |")
     robot = f"every step <= {m['max_step']:.3f}, first {m['first']:.3f}"
     if res["fault"] in ("sender", "mode_machine"):
         what = "another rt/lowcmd sender" if res["fault"] == "sender" else "mode_machine 0"
