@@ -24,7 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 def checkpoint(tmp_path_factory):
     run = tmp_path_factory.mktemp("run")
     cfg = get_task("quadruped-flat").default_config()
-    cfg = dataclasses.replace(cfg, env=dataclasses.replace(cfg.env, num_envs=8, backend="native"),
+    # 2 s episodes (100 control steps): play's evaluation and sim2sim run whole episodes of the run's config
+    cfg = dataclasses.replace(cfg, env=dataclasses.replace(cfg.env, num_envs=8, backend="native", episode_length_s=2.0),
                               runner=dataclasses.replace(cfg.runner, num_steps_per_env=8, max_iterations=1,
                                                          device="cpu"),
                               algorithm=dataclasses.replace(cfg.algorithm, num_mini_batches=2, num_learning_epochs=1))
