@@ -155,7 +155,8 @@ def measure(res: dict[str, Any]) -> dict[str, Any]:
             "crc_lines": sum("a low state with a wrong CRC" in text for _t, text in res["lines"]),
             "received": robot["received"], "lag_ms": robot["max_lag_ms"],
             "stiff_after_damping": robot["stiff_after_damping"], "code": res["code"],
-            "robot_died": robot.get("died"), "robot_why": robot.get("why", "")}
+            "robot_died": robot.get("died"), "robot_why": robot.get("why", ""),
+            "robot_bad_crc": robot.get("bad_crc", 0), "robot_wrong_mode_machine": robot.get("wrong_mode_machine", 0)}
 
 
 def spoiled(res: dict[str, Any], m: dict[str, Any]) -> str:
