@@ -3,9 +3,10 @@
     python -m tools.export_size policy.onnx [more.onnx ...] [--json sizes.json]
 
 Per file: its size; the ``scene_mjb`` text (base64 of zlib level 9, as stored) and the MJB bytes it holds; the
-MJB's meshes (split into those only visual-only geoms use, ``contype = conaffinity = 0``, and the others),
-textures, heightfields and the rest; and the scene compressed with zlib and lzma for comparison. Sizes in bytes;
-docs/deploy.md quotes them.
+MJB's meshes with their bounding-volume trees (split into those only visual-only geoms use, ``contype =
+conaffinity = 0``, and the others), textures, heightfields and the rest; and the scene compressed with zlib
+(level 9, what the file stores) and lzma (default preset) for comparison. Sizes in bytes; docs/deploy.md quotes
+them.
 """
 
 from __future__ import annotations
@@ -25,10 +26,17 @@ import numpy as np
 from contract.errors import UserError
 from deploy.onnx_policy import OnnxPolicy
 
-MESH_ARRAYS = ("mesh_vert", "mesh_normal", "mesh_texcoord", "mesh_face", "mesh_facenormal", "mesh_facetexcoord",
-               "mesh_graph", "mesh_polyvert", "mesh_polynormal", "mesh_polymap")
-"""Model arrays that hold mesh data (each mesh's share is its slice; the bounding-volume trees are counted as
-'other')."""
+PER_MESH = {("mesh_vertadr", "mesh_vertnum"): ("mesh_vert", "mesh_polymapadr", "mesh_polymapnum"),
+            ("mesh_normaladr", "mesh_normalnum"): ("mesh_normal",),
+            ("mesh_texcoordadr", "mesh_texcoordnum"): ("mesh_texcoord",),
+            ("mesh_faceadr", "mesh_facenum"): ("mesh_face", "mesh_facenormal", "mesh_facetexcoord"),
+            ("mesh_bvhadr", "mesh_bvhnum"): ("bvh_aabb", "bvh_child", "bvh_nodeid", "bvh_depth"),
+            ("mesh_octadr", "mesh_octnum"): ("oct_aabb", "oct_child", "oct_depth", "oct_coeff")}
+"""(each mesh's first row, its row count) -> the model arrays whose rows those are (a mesh's bounding-volume tree
+and octree included)."""
+SHARED = ("mesh_graph", "mesh_polyvert", "mesh_polynormal", "mesh_polymap", "mesh_polyadr", "mesh_polynum",
+          "mesh_polyvertadr", "mesh_polyvertnum")
+"""Mesh arrays without a per-mesh row range here: shared out by vertex count."""
 
 
 def _nbytes(model: mujoco.MjModel, name: str) -> int:
@@ -36,23 +44,34 @@ def _nbytes(model: mujoco.MjModel, name: str) -> int:
     return int(value.nbytes) if isinstance(value, np.ndarray) else 0
 
 
-def mesh_bytes(model: mujoco.MjModel) -> tuple[int, int]:
-    """(bytes of meshes only visual-only geoms use, bytes of the other meshes), apportioned by vertex and face
-    counts."""
+def _row_bytes(model: mujoco.MjModel, name: str) -> float:
+    value = getattr(model, name, None)
+    return float(value.nbytes) / value.shape[0] if isinstance(value, np.ndarray) and value.shape[0] else 0.0
+
+
+def visual_only_meshes(model: mujoco.MjModel) -> np.ndarray:
+    """Per mesh: whether only visual-only geoms (``contype = conaffinity = 0``) use it."""
     visual_only = np.ones(model.nmesh, dtype=bool)
     used = np.zeros(model.nmesh, dtype=bool)
     for g in range(model.ngeom):
-        mesh = int(model.geom_dataid[g]) if model.geom_type[g] == mujoco.mjtGeom.mjGEOM_MESH else -1
-        if mesh >= 0:
-            used[mesh] = True
+        if model.geom_type[g] == mujoco.mjtGeom.mjGEOM_MESH and model.geom_dataid[g] >= 0:
+            used[model.geom_dataid[g]] = True
             if model.geom_contype[g] or model.geom_conaffinity[g]:
-                visual_only[mesh] = False
-    visual_only &= used
-    total = sum(_nbytes(model, n) for n in MESH_ARRAYS)
-    weight = model.mesh_vertnum.astype(float) + model.mesh_facenum.astype(float) if model.nmesh else np.zeros(0)
-    share = weight / weight.sum() if model.nmesh and weight.sum() else np.zeros(model.nmesh)
-    visual = int(round(total * float(share[visual_only].sum())))
-    return visual, total - visual
+                visual_only[model.geom_dataid[g]] = False
+    return visual_only & used
+
+
+def mesh_bytes(model: mujoco.MjModel) -> tuple[int, int]:
+    """(bytes of the meshes only visual-only geoms use, bytes of the other meshes) in the MJB's arrays."""
+    per_mesh = np.zeros(model.nmesh)
+    for (_, num), arrays in PER_MESH.items():
+        counts = getattr(model, num, np.zeros(model.nmesh))
+        per_mesh += counts * sum(_row_bytes(model, a) for a in arrays)
+    verts = model.mesh_vertnum.astype(float)
+    if model.nmesh and verts.sum():
+        per_mesh += sum(_nbytes(model, a) for a in SHARED) * verts / verts.sum()
+    visual = int(round(float(per_mesh[visual_only_meshes(model)].sum())))
+    return visual, int(round(float(per_mesh.sum()))) - visual
 
 
 def sizes(path: Path) -> dict[str, Any]:
