@@ -33,8 +33,8 @@ class Controller:
         (None: not checked here; a missing value then stops the first tick)."""
         meta = policy.metadata
         if schema.family(meta) != "locomotion":
-            raise UserError(f"runtime: policy of task {meta.get('task')!r} is not a locomotion policy (no scene_mjb "
-                            "in its metadata); the runtime drives robots")
+            raise UserError(f"runtime: policy of task {meta.get('task')!r} is not a locomotion policy (metadata "
+                            f"task_family {schema.family(meta)!r}); the runtime drives legged robots")
         if supplies is not None:
             check(meta, supplies)
         self.policy, self.meta = policy, meta
