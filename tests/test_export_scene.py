@@ -29,6 +29,8 @@ from deploy import sim2sim
 from deploy.onnx_policy import OnnxPolicy
 from deploy.terrain import TerrainEval
 from envs.registry import load_file_module, load_file_task
+from envs.robots.humanoid import HUMANOID
+from envs.robots.quadruped import QUADRUPED
 from envs.scenes.assemble import build
 from envs.tasks.locomotion.config import NoiseConfig
 from envs.tasks.scene_bytes import scene_bytes
@@ -69,8 +71,8 @@ def test_the_exported_scene_leaves_out_visual_meshes_and_textures(scenes):
     assert full.body_mass[full.body("base").id] > 0.5  # the base's mass came from its geoms, the visual one too
 
 
-def test_the_exported_scene_steps_bit_for_bit_as_the_full_one(scenes):
-    full, small = scenes
+def _trace(full: mujoco.MjModel, small: mujoco.MjModel) -> list[np.ndarray]:
+    """400 steps of each model from its default state under the same random controls: state, sensors, contacts."""
     out = []
     for model in (full, small):
         data = mujoco.MjData(model)
@@ -81,8 +83,21 @@ def test_the_exported_scene_steps_bit_for_bit_as_the_full_one(scenes):
             mujoco.mj_step(model, data)
             trace.append(np.concatenate([data.qpos, data.qvel, data.sensordata, [data.ncon]]))
         out.append(np.array(trace))
-    assert out[0][-1, -1] >= 1  # it touched the floor
-    np.testing.assert_array_equal(out[0], out[1])
+    return out
+
+
+def test_the_exported_scene_steps_bit_for_bit_as_the_full_one(scenes):
+    full, small = _trace(*scenes)
+    assert full[-1, -1] >= 1  # it touched the floor
+    np.testing.assert_array_equal(full, small)
+
+
+@pytest.mark.parametrize("robot", [QUADRUPED, HUMANOID], ids=lambda r: r.name)
+def test_the_built_in_robots_exported_scenes_step_bit_for_bit(robot):
+    full, small = build(robot, "full").model, build(robot, "full", discard_visual=True).model
+    assert small.ngeom < full.ngeom and small.ntex == 0
+    a, b = _trace(full, small)
+    np.testing.assert_array_equal(a, b)
 
 
 def _with_metadata(source: Path, target: Path, changes: dict[str, str | None]) -> Path:
