@@ -10,7 +10,7 @@
 #      (`bench.samples_rate`; the other tasks' kernels compile on the GPU here, in parallel threads);
 #   5. stage 2's checkpoints evaluated in native MuJoCo on the CPU cores (play.py, 100 episodes: the time to the
 #      tracking targets lin <= 0.15 m/s, yaw <= 0.25 rad/s, falls < 5%), in the background of
-#   6. `pytest -m cuda` (tests/test_cuda_graphs.py and every other GPU test);
+#   6. `pytest -m cuda` (tests/rl_core/test_cuda_graphs.py and every other GPU test);
 #   7. the warm start-up's stages with serial and parallel module loading (`bench.warp_startup`, fresh processes).
 # Each stage has a time limit, and a stage that would end past the DEADLINE_S (default 530 s) from the start is
 # skipped; a failing stage does not stop the others. OUT_DIR receives log.txt and results.tar.
@@ -80,7 +80,7 @@ evaluation=$!
 if fits 120; then
   echo "=== pytest -m cuda ($(date +%T))" | tee -a "$log"
   # the files holding GPU tests (collecting every file would need every optional package there)
-  timeout 120 python3 -m pytest -q -p no:cacheprovider -m cuda $(grep -l "mark.cuda" tests/test_*.py) 2>&1 \
+  timeout 120 python3 -m pytest -q -p no:cacheprovider -m cuda $(grep -rl "mark.cuda" tests --include="test_*.py") 2>&1 \
     | tail -15 | tee -a "$log"
 fi
 wait "$evaluation"

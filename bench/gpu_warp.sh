@@ -23,7 +23,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | 
 python3 -c "import torch, warp, mujoco, mujoco_warp, jax; print('torch', torch.__version__, 'warp', warp.__version__,
 'mujoco', mujoco.__version__, 'mujoco_warp', mujoco_warp.__version__, 'jax', jax.__version__)" 2>&1 | tail -1 | tee -a "$log"
 
-stage tests 150 python3 -m pytest -q -p no:cacheprovider tests/test_cuda_graphs.py
+stage tests 150 python3 -m pytest -q -p no:cacheprovider tests/rl_core/test_cuda_graphs.py
 stage env-warp 120 python3 -m bench.env_throughput --backend warp --device cuda --num-envs 4096 8192 16384 --steps 100 \
   --json "$out/res/env_warp.json"
 for n in 4096 8192 16384; do

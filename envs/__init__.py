@@ -28,6 +28,7 @@ runs around them (the web viewer, video, sim2sim dispatch, the rsl_rl adapter) l
     atari_wrappers.py   the per-game Gymnasium preprocessing, also used by deploy/ (no torch)
     file_errors.py      errors from a user's task file, with its line and the spec field
 
-``tests/test_package_maps.py`` checks this map and the other package maps: every module of the package named, every
+``tests/house/test_package_maps.py`` checks this map and the other package maps: every module of the package named,
+every
 name an entry starts with present.
 """

@@ -1,1 +1,1 @@
-"""Fault injection shared by tools/experiments/fault_campaign.py and tests/test_faults.py (see harness.py)."""
+"""Fault injection shared by tools/experiments/fault_campaign.py and tests/apps/test_faults.py (see harness.py)."""

@@ -1,7 +1,7 @@
 """The fault-injection harness: every fault the trainer must survive, as functions that inject it and report.
 
 ``tools/experiments/fault_campaign.py`` runs them many times and prints the fault table (docs/reliability.md);
-``tests/test_faults.py`` runs them with fewer repeats. Neither imports the other: both import this.
+``tests/apps/test_faults.py`` runs them with fewer repeats. Neither imports the other: both import this.
 
 Faults: a bad value for every CLI flag of train.py and play.py and for config overrides; damaged, foreign and
 malicious checkpoints (given to play.py and to train.py --resume); NaN physics; NaN learning; SIGKILL at random

@@ -1,7 +1,7 @@
 """Runs stopped the way machines stop them: SIGTERM, SIGINT (also ignored at start, as under nohup), SIGUSR1,
 signals during a checkpoint save, three signals in a row, and torchrun stopped by SIGTERM.
 
-``tests/test_signals.py`` runs these once each; ``tools/experiments/fault_campaign.py --only signals`` many times.
+``tests/apps/test_signals.py`` runs these once each; ``tools/experiments/fault_campaign.py --only signals`` many times.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """One saved quadruped-rough world in which MuJoCo Warp's heightfield collision puts a foot 1.85 m inside the
-terrain (issue 30), for ``tools/experiments/warp_hfield_repro.py`` and ``tests/test_warp_rough.py``.
+terrain (issue 30), for ``tools/experiments/warp_hfield_repro.py`` and ``tests/envs/test_warp_rough.py``.
 
 ``warp_hfield_state.json``: the world's qpos, qvel, warm start, time, the controls of the step and its randomized
 model fields (friction, masses, gains), captured on Warp's CPU device before the control step (128 worlds,

@@ -15,7 +15,8 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # DDS (the Unitree connection, deploy/unitree) stays on this machine in every test and every process a test starts:
-# the loopback interface, multicast off, the one peer 127.0.0.1 (tests/test_unitree_dds.py checks CycloneDDS's own
+# the loopback interface, multicast off, the one peer 127.0.0.1 (tests/deploy/test_unitree_dds.py checks CycloneDDS's
+# own
 # account of it). CycloneDDS reads this when a process creates its first participant of a domain.
 from deploy.unitree.dds import loopback_config  # noqa: E402
 

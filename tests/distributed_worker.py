@@ -4,7 +4,7 @@
     python tests/distributed_worker.py OUT_DIR                            # one process, the whole batch
 
 Writes OUT_DIR/rank<r>.pt: the policy after the normalizer update and the PPO update. Used by
-tests/test_distributed.py to show that ranks stay identical and equal the single-process result. On Linux it
+tests/apps/test_distributed.py to show that ranks stay identical and equal the single-process result. On Linux it
 also writes OUT_DIR/rank<r>_threads.json: the names of the native threads left after ``distributed.shutdown()``
 (gloo's threads must be gone, or the process may abort at exit).
 """

@@ -44,8 +44,8 @@ def _cases(tmp: Path) -> dict[str, Callable[[], object]]:
     from envs.scenes.assemble import build
     from envs.terrain.config import TerrainConfig
     from envs.terrain.generator import generate
+    from tests.envs.robots.test_robot_files import ARMS, _humanoid, _quadruped
     from tests.robot_models import humanoid_xml
-    from tests.test_robot_files import ARMS, _humanoid, _quadruped
 
     anyq, biped = _quadruped(tmp), _humanoid(tmp)
     groups = biped.actuators

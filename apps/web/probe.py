@@ -1,4 +1,4 @@
-"""Drive ``play.py --web`` from a real headless browser: the test (tests/test_web_viewer.py) and the measurement
+"""Drive ``play.py --web`` from a real headless browser: the test (tests/apps/test_web_viewer.py) and the measurement
 (``python -m tools.experiments.web_viewer_bench``) share this.
 
 The browser is Debian's ``chromium`` package (``/usr/bin/chromium``) rendering WebGL in software (SwiftShader),

@@ -1,5 +1,5 @@
 """The real-robot sequence against the simulated robot over DDS on loopback, with a fault injected: the runs behind
-the fault table of docs/deploy.md (and its tests, tests/test_unitree_faults.py).
+the fault table of docs/deploy.md (and its tests, tests/deploy/test_unitree_faults.py).
 
     python -m deploy.unitree.faults [--profile unitree_go2|unitree_g1] [--quick]
 

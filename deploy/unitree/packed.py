@@ -1,7 +1,7 @@
 """Messages kept as their bytes, for a sender that fills the same few fields hundreds of times a second (the
 simulated robot's 500 Hz low state): a template of the message in both layouts, the fields written in place with
 numpy, the checksum over the C layout (``crc.FastCrc``) and the DDS sample's CDR bytes handed to the writer as they
-are. ``tests/test_unitree_messages.py`` checks the bytes against CycloneDDS's own serializer.
+are. ``tests/deploy/test_unitree_messages.py`` checks the bytes against CycloneDDS's own serializer.
 
 Layouts (``messages.py`` field tables): the C struct Unitree's checksum runs over (each primitive aligned to its
 size, a struct to its largest member and padded to it), and CDR, DDS's encoding of the same sample (each

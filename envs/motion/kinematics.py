@@ -4,7 +4,8 @@ bodies from ``qpos`` / ``qvel`` alone.
 The tasks need them right after a reset too, when a backend's derived quantities (body poses, sensors) are still
 those of the previous episode, and on every backend alike; so they are computed from the generalized state with
 the model's own body offsets, orientations, joint axes and anchors (read once from the compiled model). A body may
-carry any number of hinge and slide joints, the root one free joint; ``tests/test_track.py`` checks positions,
+carry any number of hinge and slide joints, the root one free joint; ``tests/envs/tasks/test_track.py`` checks
+positions,
 orientations and velocities against MuJoCo's ``mj_kinematics`` / ``mj_objectVelocity``.
 """
 

@@ -5,7 +5,7 @@ The rule is motor physics (mjlab's): a servo on a motor of reflected inertia J (
 frequency RULE_HZ and damping ratio RULE_DAMPING has kp = J (2 pi f)^2 and kd = 2 zeta J (2 pi f). Without an
 armature the rule is a stiffness per effort limit (KP_PER_EFFORT_RULE). The band is BAND x the rule's kp, capped
 at the larger of EFFORT_CAP x the effort limit and the rule itself; kd at most KD_PER_KP_MAX x kp. It covers every
-value of MAKERS (``tests/test_check_band.py`` checks each against the band of its motor).
+value of MAKERS (``tests/envs/robot_check/test_check_band.py`` checks each against the band of its motor).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Joint order (policy, actions, observations): left leg hip yaw, hip roll, hip pit
 then the right leg in the same order; feet: left, right. The arms' shoulder pitch, roll, yaw and elbow joints are
 held at their pose by servos outside the action space (``held``). Gains and torque limits are of the order of
 Unitree H1 / G1 leg motors (hips and knees 120-200 N m, ankles 45 N m); kp and kd were chosen so that the robot
-stands under zero actions (tests/test_humanoid.py).
+stands under zero actions (tests/envs/tasks/test_humanoid.py).
 """
 
 from __future__ import annotations

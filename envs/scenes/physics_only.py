@@ -5,7 +5,7 @@ names (a sensor, a contact pair or exclusion keeps it), the meshes only such geo
 material; where a discarded geom carried mass its body gets an explicit inertial of the same value. The physics
 is unchanged, with two length scales the compiler derives from every geom's extent: ``dof_length`` (read by
 MuJoCo's sleeping, off unless a robot file enables it) and ``stat`` (drawing only). Both are copied here from the
-full compile, so plain MuJoCo steps the small scene bit for bit as the full one (tests/test_export_scene.py).
+full compile, so plain MuJoCo steps the small scene bit for bit as the full one (tests/deploy/test_export_scene.py).
 Videos and the viewer never read this scene: they draw the training env's own model, visuals included.
 """
 

@@ -112,7 +112,8 @@ class MujocoTask(Generic[S]):
 
     def graphed_step(self) -> GraphedStep:
         """The step as ``GraphedStep`` wires it: ``_act`` eagerly, ``_finish_step`` captured with the task state as
-        its static buffers (tests/test_graphed_step_contract.py runs this wiring on the CPU with a stand-in graph)."""
+        its static buffers (tests/envs/test_graphed_step_contract.py runs this wiring on the CPU with a stand-in
+        graph)."""
         return GraphedStep(self.state, self._act, self._finish_step, type(self.state).names(), self.generator)
 
     # ------------------------------------------------------------------------- what a task family implements

@@ -9,7 +9,7 @@ moments with a save every iteration (so some kills land inside a save); SIGINT, 
 SIGINT ignored at start, during saves, three in a row, under torchrun); operating-system faults (a full
 disk during a save, a run folder that turns read-only, an unreadable checkpoint); and memory growth over many
 iterations. Each row says how often the fault was tried and what came of it. The injections live in
-``fault_injection/harness.py``; ``tests/test_faults.py`` runs them with fewer repeats.
+``fault_injection/harness.py``; ``tests/apps/test_faults.py`` runs them with fewer repeats.
 """
 
 from __future__ import annotations

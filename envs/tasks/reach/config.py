@@ -126,7 +126,7 @@ class ReachEnvConfig(MujocoEnvConfig):
     """An episode whose fingertip ends within this distance of its target (m) is a success."""
     max_joint_vel: float = 100.0
     """A joint faster than this (rad/s) means the simulation has diverged (terminated, not learned from). Under
-    uniform random actions over the whole clip range the joints stay below 40 rad/s (tests/test_reach.py)."""
+    uniform random actions over the whole clip range the joints stay below 40 rad/s (tests/envs/tasks/test_reach.py)."""
 
     def __post_init__(self) -> None:
         super().__post_init__()

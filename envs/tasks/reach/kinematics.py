@@ -3,7 +3,7 @@
 The task needs the fingertip's position right after a reset too, when a backend's derived quantities (site
 positions, sensors) are still those of the previous episode; so it computes it from ``qpos`` with the model's
 own body offsets, orientations and joint axes (read once from the compiled model). Any serial chain of bodies
-with at most one hinge each works; ``tests/test_reach.py`` checks it against ``mj_forward``.
+with at most one hinge each works; ``tests/envs/tasks/test_reach.py`` checks it against ``mj_forward``.
 """
 
 from __future__ import annotations

@@ -1,0 +1,84 @@
+"""``python -m tools.clip`` (issue 47, item 8): inspect, trim and convert a LAFAN1 CSV of the G1-style humanoid
+written here, served by name through ``MENAGERIE_ROOT``; one-line refusals. The tool runs as a child process with a
+time limit (tests do not import tools)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from contract import motion
+from envs.motion import edit, formats
+from tests.envs.tasks.test_track_robots import lafan1_rows, write_csv
+from tests.robot_models import G1_JOINTS, g1_like_xml
+
+ROOT = Path(__file__).resolve().parents[3]
+pytest.importorskip("mujoco_menagerie")
+
+
+@pytest.fixture
+def root(tmp_path):
+    folder = tmp_path / "menagerie" / "unitree_g1"
+    folder.mkdir(parents=True)
+    (folder / "g1.xml").write_text(g1_like_xml())
+    return tmp_path / "menagerie"
+
+
+def _tool(root: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "MENAGERIE_ROOT": str(root)}
+    return subprocess.run([sys.executable, "-m", "tools.clip", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120, env=env)
+
+
+def test_inspect_trim_and_convert_a_lafan1_csv(root, tmp_path):
+    walk = write_csv(tmp_path / "walk.csv", lafan1_rows(frames=301))  # 10 s at 30 fps
+    out = _tool(root, "inspect", str(walk), "--robot", "menagerie:unitree_g1")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == "walk: 301 frames at 30 fps = 10.000 s, 29 joints"
+    assert lines[1] == "first frame: base at [0.0, 0.0, 0.75] m, tilted 0 degrees from upright"
+    assert lines[2].startswith("base speed: mean 0.40 m/s, max 0.40 m/s; fastest joint: ")
+    assert lines[3].startswith("lowest point over the floor") and "ankle_roll_link" in lines[3]
+    assert lines[4] == "check: plausible (tilt, frame rate, speeds, joint ranges)"
+    cut = tmp_path / "cut.csv"
+    out = _tool(root, "trim", str(walk), "--seconds", "2:4", "--out", str(cut))
+    assert out.returncode == 0 and out.stdout.splitlines()[0] == (
+        f"frames 60 to 120 of {walk}: 61 frames = 2.000 s"), out.stdout + out.stderr
+    rows = np.loadtxt(cut, delimiter=",")
+    assert np.allclose(rows, lafan1_rows(frames=301)[60:121], atol=1e-8)  # the same numbers, the same columns
+    npz = tmp_path / "cut.npz"
+    assert _tool(root, "convert", str(cut), "--robot", "menagerie:unitree_g1", "--out", str(npz)).returncode == 0
+    clip = formats.load(npz, ())  # our format names its joints
+    assert clip.joint_names == G1_JOINTS and clip.frames == 61  # our format names the robot file's joints
+    back = tmp_path / "back.csv"
+    assert _tool(root, "convert", str(npz), "--out", str(back)).returncode == 0
+    assert np.allclose(np.loadtxt(back, delimiter=","), rows, atol=1e-8)
+
+
+def test_inspect_names_a_mixed_up_quaternion_and_errors_are_one_line(root, tmp_path):
+    rows = lafan1_rows()
+    rows[:, 3:7] = rows[:, [6, 3, 4, 5]]  # w x y z where x y z w belongs
+    mixed = write_csv(tmp_path / "mixed.csv", rows)
+    out = _tool(root, "inspect", str(mixed), "--robot", "menagerie:unitree_g1")
+    assert out.returncode == 0 and "tilted 180 degrees from upright" in out.stdout
+    assert "likely a w x y z / x y z w mix-up" in out.stdout.splitlines()[-1]
+    for args, expected in ((("trim", str(mixed), "--frames", "10:11", "--out", "x.csv"),
+                            "--frames=10:11 keeps 1 frame(s) of the clip's 61"),
+                           (("trim", str(mixed), "--seconds", "a:b", "--out", "x.csv"), "expected A:B"),
+                           (("convert", str(mixed), "--out", "x.bvh"), "expected a file name ending in .npz"),
+                           (("convert", str(mixed), "--out", "x.npz"), "names its joints and"),
+                           (("inspect", str(tmp_path / "none.csv")), "does not exist (looked at ")):
+        out = _tool(root, *args)
+        assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1 and expected in out.stderr, (
+            args, out.stderr)
+
+
+def test_frame_and_time_ranges():
+    c = motion.Clip(30.0, ("a",), np.zeros((31, 3)), np.tile([1.0, 0, 0, 0], (31, 1)), np.zeros((31, 1)), "c")
+    assert edit.frame_range(c, frames="5:") == (5, 31) and edit.frame_range(c, frames=":-1") == (0, 30)
+    assert edit.frame_range(c, seconds="0.5:") == (15, 31) and edit.frame_range(c, seconds=":0.1") == (0, 4)

@@ -1,0 +1,124 @@
+"""Issue 46, point 7: a draft says what it guessed (no keyframe, a missing actuator, no actuators, effort limits),
+in its summary line and in the drafted file's docstring; a file without a keyframe stands on bent knees; effort
+limits are per joint (the file's ``actuatorfrcrange``, else its armature: one guess per motor size, never one for
+the whole humanoid); the standing height is measured from the feet's lowest points, not their bounding boxes.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import mujoco
+import pytest
+
+from envs.robots.draft import draft
+from envs.robots.draft_source import fit_lines
+from tests.robot_models import write
+
+ROOT = Path(__file__).resolve().parents[3]
+EXAMPLES = ROOT / "examples"
+G1 = EXAMPLES / "g1_like" / "g1_like.xml"
+
+
+def _without_keyframe(name: str) -> str:
+    return re.sub(r"<keyframe>.*</keyframe>", "", (EXAMPLES / name / f"{name}.xml").read_text(), flags=re.S)
+
+
+def _pose(d) -> dict[str, float]:
+    return {rx: v for rx, v in d.spec.default_pose}
+
+
+def _groups(d) -> dict[str, float]:
+    return {g.group.joints: g.group.effort_limit for g in d.groups}
+
+
+def test_the_g1_like_model_is_written_as_mjlabs_g1_file():
+    m = mujoco.MjModel.from_xml_path(str(G1))
+    assert (m.njnt, m.nu, m.nkey) == (30, 0, 0)  # 29 hinges and the free joint; no actuators, no keyframe
+    assert 34 < sum(m.body_mass) < 36
+    efforts = sorted({float(x) for x in m.jnt_actfrcrange[1:, 1]})
+    assert efforts == [5.0, 25.0, 50.0, 88.0, 139.0] and (m.dof_armature[6:] > 0).all()
+
+
+def test_no_keyframe_bends_the_knees_of_a_biped_as_mjlab_does(tmp_path):
+    d = draft(G1, "g1")
+    pose = _pose(d)
+    assert pose[".*_knee_joint"] == pytest.approx(0.3, abs=0.01)
+    assert pose[".*_hip_pitch_joint|.*_ankle_pitch_joint"] == pytest.approx(-0.15, abs=0.01)
+    assert d.keyframe == "" and any("no keyframe" in g for g in d.guesses)
+    assert "GUESSED: the file has no keyframe" in d.notes["default_pose"]
+
+
+def test_no_keyframe_on_a_quadruped_gives_legged_gyms_anymal_pose(tmp_path):
+    """anymal_like without its keyframe: the drafted pose is its home keyframe (HFE +-0.4, KFE -+0.8), the knees'
+    directions from their ranges."""
+    with_key = draft(EXAMPLES / "anymal_like" / "anymal_like.xml", "a")
+    without = draft(write(tmp_path, "a.xml", _without_keyframe("anymal_like")), "a")
+    expected = dict(with_key.spec.default_pose)
+    assert dict(without.spec.default_pose) == pytest.approx(expected, abs=0.01)
+    assert without.spec.base_height == pytest.approx(with_key.spec.base_height, abs=0.01)
+
+
+def test_no_keyframe_and_no_knee_asks_for_a_pose(tmp_path):
+    text = _without_keyframe("anymal_like").replace("_KFE", "_LOWER")
+    with pytest.raises(Exception, match=r"has no joint named knee: add a standing keyframe"):
+        draft(write(tmp_path, "a.xml", text), "a")
+
+
+def test_effort_limits_are_per_joint_never_one_guess_for_a_humanoid(tmp_path):
+    assert sorted(set(_groups(draft(G1, "g1")).values())) == [25.0, 50.0, 88.0, 139.0]  # the file's frcranges
+    bare = write(tmp_path, "g1.xml", re.sub(r' actuatorfrcrange="[^"]*"', "", G1.read_text()))
+    d = draft(bare, "g1")
+    efforts = _groups(d)
+    assert len(set(efforts.values())) == 4, efforts  # one guess per motor size (armature)
+    assert efforts[".*_hip_roll_joint|.*_knee_joint"] == pytest.approx(139, rel=0.05)
+    assert all("effort limit guessed from the file's armature" in g.note for g in d.groups)
+    assert any(g.startswith("effort limit guessed on") for g in d.guesses)
+
+
+def test_a_missing_actuator_takes_its_twins_values(tmp_path):
+    text = (EXAMPLES / "go_like" / "go_like.xml").read_text()
+    line = '    <motor class="knee" name="FL_calf" joint="FL_calf_joint"/>\n'
+    assert line in text
+    text = text.replace(line, "").replace('ctrl="0 0 0 0 0 0 0 0 0 0 0 0"', 'ctrl="0 0 0 0 0 0 0 0 0 0 0"')
+    d = draft(write(tmp_path, "go.xml", text), "go")
+    (group,) = [g for g in d.groups if "missing actuator" in g.note]
+    assert group.group.joints == "FL_calf_joint" and "its twin FR_calf_joint's values" in group.note
+    calves = [g for g in d.groups if "FR_calf_joint" in g.group.joints or "RL_calf" in g.group.joints]
+    assert group.group.effort_limit == calves[0].group.effort_limit == 45.4
+    assert d.mirror_pairs and any("missing actuator on FL_calf_joint" in g for g in d.guesses)
+
+
+def test_the_summary_line_and_the_docstring_say_what_was_guessed(tmp_path):
+    out = tmp_path / "g1.py"
+    result = subprocess.run([sys.executable, "-m", "tools.new_robot", str(G1), "--out", str(out)], cwd=ROOT,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "GUESSED: no keyframe: knees bent 0.30 rad" in result.stdout
+    assert "no actuators in the file" in result.stdout
+    text = out.read_text()
+    assert "Guessed (the file does not say):\n- no keyframe" in text.split('"""')[1]
+    assert max(len(line) for line in text.splitlines()) <= 120
+
+
+def test_the_standing_height_comes_from_the_feet_s_lowest_points():
+    """go_like's foot spheres: the drafted base height is the base's height over the spheres' bottoms (+ the
+    drop), not over their rotated bounding boxes' corners."""
+    path = EXAMPLES / "go_like" / "go_like.xml"
+    m = mujoco.MjModel.from_xml_path(str(path))
+    data = mujoco.MjData(m)
+    mujoco.mj_resetDataKeyframe(m, data, 0)
+    mujoco.mj_forward(m, data)
+    feet = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, n) for n in ("FL", "FR", "RL", "RR")]
+    bottom = min(data.geom_xpos[g][2] - m.geom_size[g][0] for g in feet)
+    assert draft(path, "go").spec.base_height == pytest.approx(round(data.qpos[2] - bottom + 0.02, 2))
+
+
+def test_long_lines_are_split_inside_their_string():
+    line = '        HeldJoints(joints="' + "|".join(f"joint_number_{k}" for k in range(12)) + '"),\n'
+    out = fit_lines(line)
+    assert max(len(x) for x in out.splitlines()) <= 120 and len(out.splitlines()) > 1
+    assert eval(out.strip().rstrip(","), {"HeldJoints": lambda joints: joints}) == line.split('"')[1]
