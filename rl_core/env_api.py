@@ -96,6 +96,14 @@ class PixelObservations(Protocol):
 
 
 @runtime_checkable
+class Headlined(Protocol):
+    """An env that names its headline metrics: the console line shows them after the episode return."""
+
+    headline_metrics: tuple[tuple[str, str], ...]
+    """(name in ``StepInfo["log"]``, short label on the console line), e.g. ``(("reach_distance", "dist"),)``."""
+
+
+@runtime_checkable
 class Checkpointable(Protocol):
     """An env whose state goes into checkpoints (batched simulators), so a resumed run continues exactly."""
 

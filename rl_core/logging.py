@@ -12,7 +12,10 @@ class Logger:
     """Writes scalars to TensorBoard and / or W&B (``backend``) and a progress line to stdout."""
 
     def __init__(self, run_dir: Path, total_iterations: int, quiet: bool = False, backend: str = "tensorboard",
-                 config: dict[str, Any] | None = None, project: str = "legged-mjx"):
+                 config: dict[str, Any] | None = None, project: str = "legged-mjx",
+                 headline_metrics: tuple[tuple[str, str], ...] = ()):
+        self.headline_metrics = headline_metrics
+        """The env's headline metrics (``env_api.Headlined``) for the console line."""
         self.writer = None
         self.wandb_run = None
         self.run_dir = run_dir
@@ -47,7 +50,7 @@ class Logger:
         # The env's own per-episode values (e.g. Atari's game_score), after the learner's episode return.
         episode += "".join(f" {k.split('/', 1)[1]} {v:.2f}" for k, v in s.items()
                            if k.startswith("Episode/") and k not in _EPISODE_KEYS)
-        episode += headline(s)
+        episode += headline(s, self.headline_metrics)
         if "Train/diverged_share" in s:  # transitions reset and not learned from (runner.divergence_limit)
             episode += f" div {s['Train/diverged_share']:.2%}"
         line = (
@@ -87,15 +90,13 @@ def losses(scalars: dict[str, float]) -> str:
     return out
 
 
-def headline(scalars: dict[str, float]) -> str:
-    """The task's headline metrics for the console line, from the env's logged means over the iteration: for
-    locomotion the linear-velocity (m/s) and yaw-rate (rad/s) tracking errors, for motion tracking the joint-angle
-    (rad) and anchor-position (m) errors, and the iteration's fall rate (episode ends by termination over all
-    episode ends: the ratio of the per-step terminated and truncated rates). Empty for envs that log none of
-    them."""
+def headline(scalars: dict[str, float], metrics: tuple[tuple[str, str], ...] = ()) -> str:
+    """The task's headline metrics for the console line, from the env's logged means over the iteration: the
+    metrics the env names (``env_api.Headlined``: (log name, short label)), and the iteration's fall rate (episode
+    ends by termination over all episode ends: the ratio of the per-step terminated and truncated rates). Empty for
+    envs that log none of them."""
     out = ""
-    for key, short in (("lin_vel_error", "lin_err"), ("yaw_rate_error", "yaw_err"), ("joint_pos_error", "q_err"),
-                       ("anchor_pos_error", "anchor_err")):
+    for key, short in metrics:
         if f"Env/{key}" in scalars:
             out += f" {short} {scalars[f'Env/{key}']:.3f}"
     term, trunc = scalars.get("Env/terminated"), scalars.get("Env/truncated")

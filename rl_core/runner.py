@@ -25,7 +25,7 @@ from rl_core.algorithm import EnvStep, checked_obs
 from rl_core.algorithms import algorithm_class
 from rl_core.config import TrainConfig
 from rl_core.config_io import to_dict
-from rl_core.env_api import Checkpointable, Obs, VecEnv, state_dict_of
+from rl_core.env_api import Checkpointable, Headlined, Obs, VecEnv, state_dict_of
 from rl_core.episodes import EpisodeStats
 from rl_core.logging import Logger
 from rl_core.modules.actor_critic import ActorCritic
@@ -125,8 +125,9 @@ class OnPolicyRunner:
         if self.obs is None:
             self.start()
         rc = self.cfg.runner
+        named = self.env.headline_metrics if isinstance(self.env, Headlined) else ()
         logger = (Logger(self.run_dir, self.total_iterations, self.quiet, rc.logger, to_dict(self.cfg),
-                         rc.wandb_project) if self.run_dir is not None else None)
+                         rc.wandb_project, named) if self.run_dir is not None else None)
         batch = self.cfg.batch_size * distributed.world_size()  # samples of all ranks
         save_interval = self.cfg.runner.save_interval
         self._remember_state()

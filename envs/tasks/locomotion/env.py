@@ -76,6 +76,8 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
 
     cfg: LocomotionEnvConfig
     """The task's config."""
+    headline_metrics = (("lin_vel_error", "lin_err"), ("yaw_rate_error", "yaw_err"))
+    """The console line's metrics (``rl_core.env_api.Headlined``): velocity tracking errors, m/s and rad/s."""
 
     def __init__(self, cfg: LocomotionEnvConfig, robot: RobotSpec, device: torch.device | str = "cpu"):
         self.cfg = cfg

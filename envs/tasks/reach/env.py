@@ -67,6 +67,8 @@ class ReachEnv(MujocoTask[ReachState]):
 
     cfg: ReachEnvConfig
     """The task's config."""
+    headline_metrics = (("distance", "dist"),)
+    """The console line's metric (``rl_core.env_api.Headlined``): the hand's distance to its target (m)."""
 
     def __init__(self, cfg: ReachEnvConfig, device: torch.device | str = "cpu", arm: ArmSpec = ARM):
         self.cfg = cfg

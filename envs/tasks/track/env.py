@@ -71,6 +71,8 @@ class TrackEnv(MujocoTask[TrackState]):
 
     cfg: TrackEnvConfig
     """The task's config."""
+    headline_metrics = (("joint_pos_error", "q_err"), ("anchor_pos_error", "anchor_err"))
+    """The console line's metrics (``rl_core.env_api.Headlined``): joint-angle (rad) and anchor-position (m) errors."""
 
     def __init__(self, cfg: TrackEnvConfig, robot: RobotSpec, device: torch.device | str = "cpu"):
         self.cfg = cfg
