@@ -36,6 +36,7 @@ from envs.tasks.locomotion.config import NoiseConfig
 from envs.tasks.scene_bytes import scene_bytes
 from rl_core.export import export_onnx, policy_metadata
 from rl_core.modules.actor_critic import ActorCritic
+from tests.deploy.test_runtime_safety import with_metadata
 from tests.mesh_heavy_robot import RINGS, SEGMENTS, mesh_heavy_robot
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -100,20 +101,6 @@ def test_the_built_in_robots_exported_scenes_step_bit_for_bit(robot):
     np.testing.assert_array_equal(a, b)
 
 
-def _with_metadata(source: Path, target: Path, changes: dict[str, str | None]) -> Path:
-    """``source`` with its metadata entries changed (None: removed), written to ``target``."""
-    model = onnx.load(str(source))
-    props = {p.key: p.value for p in model.metadata_props}
-    props.update({k: v for k, v in changes.items() if v is not None})
-    for k in [k for k, v in changes.items() if v is None]:
-        props.pop(k)
-    del model.metadata_props[:]
-    for k, v in props.items():
-        model.metadata_props.add(key=k, value=v)
-    onnx.save(model, str(target))
-    return target
-
-
 @pytest.fixture(scope="module")
 def exports(robot_file, tmp_path_factory):
     """A random policy of the mesh-heavy robot exported (2.4), and the same file as the previous version wrote it
@@ -127,7 +114,7 @@ def exports(robot_file, tmp_path_factory):
     policy = ActorCritic(env.obs_dims["policy"], None, env.action_spec, cfg.policy).eval()
     new = tmp / "new.onnx"
     export_onnx(policy, new, policy_metadata(task.name, 3, policy, env.export_metadata()))
-    old = _with_metadata(new, tmp / "old.onnx", {"format": "legged-mjx-policy/2.3", "task_family": None,
+    old = with_metadata(tmp, new, "old.onnx", **{"format": "legged-mjx-policy/2.3", "task_family": None,
                                                  "scene_mjb": scene_bytes(env.model)})
     return new, old
 
@@ -169,15 +156,15 @@ def test_every_family_has_a_sim2sim_module_and_a_file_without_one_is_refused_in_
         module = importlib.import_module(fam.sim2sim)
         assert callable(module.run) and module.RUNTIME.startswith("plain "), name
     new, _ = exports
-    unnamed = _with_metadata(new, tmp_path / "unnamed.onnx", {"task_family": None})
+    unnamed = with_metadata(tmp_path, new, "unnamed.onnx", **{"task_family": None})
     with pytest.raises(UserError, match=r"names no task family \(metadata task_family\): sim2sim runs the families "
                                         r"locomotion, reach, track, gym$"):
         dispatch.run(unnamed, 1, 0)
-    other = _with_metadata(new, tmp_path / "other.onnx", {"task_family": "swim"})
+    other = with_metadata(tmp_path, new, "other.onnx", **{"task_family": "swim"})
     with pytest.raises(UserError, match="names task family 'swim': sim2sim runs"):
         dispatch.run(other, 1, 0)
     with pytest.raises(UserError, match="--terrain applies to locomotion policies; .* is a gym policy"):
-        dispatch.run(_with_metadata(new, tmp_path / "g.onnx", {"task_family": "gym"}), 1, 0,
+        dispatch.run(with_metadata(tmp_path, new, "g.onnx", **{"task_family": "gym"}), 1, 0,
                      TerrainEval("stairs_up", 0, (0.5, 0.5), 5.0))
 
 

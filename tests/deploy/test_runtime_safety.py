@@ -32,8 +32,9 @@ def standing(meta, order, stamp=0.0, quat=(1.0, 0.0, 0.0, 0.0)) -> RobotState:
     return RobotState(stamp, np.array([q[j] for j in order]), np.zeros(n), np.array(quat), np.zeros(3), np.zeros(3))
 
 
-def with_metadata(tmp_path: Path, source: Path = POLICY, **changes) -> Path:
-    """A copy of ``source`` with metadata values replaced (JSON text, or a plain string) or removed (None)."""
+def with_metadata(tmp_path: Path, source: Path = POLICY, name: str = "changed.onnx", **changes) -> Path:
+    """A copy of ``source`` (``tmp_path / name``) with metadata values replaced (JSON text, or a plain string) or
+    removed (None)."""
     import onnx
 
     model = onnx.load(str(source))
@@ -44,7 +45,7 @@ def with_metadata(tmp_path: Path, source: Path = POLICY, **changes) -> Path:
     del model.metadata_props[:]
     for k, v in props.items():
         model.metadata_props.add(key=k, value=v)
-    path = tmp_path / "changed.onnx"
+    path = tmp_path / name
     onnx.save(model, str(path))
     return path
 
