@@ -15,12 +15,12 @@ owns what every such task does alike:
 The step is one recipe for every family (``_finish_step``, torch only, fixed shapes, no host sync):
 
     readout -> the family's quantities -> reward terms -> terminations (the shared divergence test, the family's
-    failures, the time limit) -> commands / targets -> observation -> masked reset and restart -> info
+    failures and cuts, the time limit) -> commands / targets -> observation -> masked reset and restart -> info
 
-and a family supplies its hooks (``_view``, ``_measure``, ``_reward_context``, ``_too_fast``, ``_observe``,
-``_episode_stats``, ``_measures``, ``reset_envs`` and the optional ones below), not a copy of the recipe. Its
+and a family supplies its parts (``envs/tasks/parts.py``: ``self.parts``, a ``TaskParts[V, Q]`` typed by its view
+and its quantities, built once from its job modules), not a copy of the recipe nor hooks of its env. Its
 ``__init__`` sets what the shared action step reads (``default_joint_pos``, ``action_scale``, ``clip_actions``,
-``ctrl_order``, ``held_pos``) and the reward terms (``_set_rewards``).
+``ctrl_order``, ``held_pos``), the reward terms (``_set_rewards``) and ``parts``.
 """
 
 from __future__ import annotations
@@ -38,15 +38,12 @@ from envs.physics.factory import make_physics, resolve_backend
 from envs.physics.registry import REGISTRY
 from envs.tasks.graphed_step import GraphedStep
 from envs.tasks.mujoco_config import MujocoEnvConfig
+from envs.tasks.parts import TaskParts
 from envs.tasks.reward_terms import RewardTerms, weight_column
 from envs.tasks.state import TaskState
 from rl_core.env_api import ActionSpec, Obs, StepInfo
 
 S = TypeVar("S", bound=TaskState)
-V = Any
-"""A family's view of a readout (its named quantities; the readout itself for a simple family)."""
-Q = Any
-"""A family's quantities of one step (what its hooks share between the recipe's stages)."""
 
 
 class MujocoTask(Generic[S]):
@@ -62,6 +59,8 @@ class MujocoTask(Generic[S]):
     """The camera a video films through (None: the renderer's free camera)."""
     track_body: int = 0
     """The body the interactive viewer's camera follows (0: the world)."""
+    parts: TaskParts[Any, Any]
+    """What the family's step runs (``envs/tasks/parts.py``; the family builds it in its ``__init__``)."""
     outputs_finite = True
     """``rl_core.env_api.FiniteOutputs``: the step replaces non-finite observations and rewards by 0 and marks
     those transitions ``invalid`` (the divergence guard), so the learner does not check them again."""
@@ -116,80 +115,9 @@ class MujocoTask(Generic[S]):
         graph)."""
         return GraphedStep(self.state, self._act, self._finish_step, type(self.state).names(), self.generator)
 
-    # ------------------------------------------------------------------------- what a task family implements
-    def _view(self, r: PhysicsReadout) -> V:
-        """The family's named quantities of a readout (observations, rewards and terminations read them)."""
-        return r
-
-    def _applied(self, actions: torch.Tensor) -> torch.Tensor:
-        """The actions the joints get this step (e.g. delayed by a latency); the clipped ``actions`` as they are."""
-        return actions
-
-    def _measure(self, v: V, actions: torch.Tensor) -> Q:
-        """After the physics: the step's quantities, and the clocks the reward terms read advanced."""
-        raise NotImplementedError
-
-    def _reward_context(self, q: Q, actions: torch.Tensor) -> Any:
-        """What the reward terms read (``reward_terms.RewardTerms``)."""
-        raise NotImplementedError
-
-    def _too_fast(self, qvel: torch.Tensor) -> torch.Tensor:
-        """``[N]`` bool: a world moves faster than the family's speed bounds, or a speed is not finite (it has
-        diverged; ``~(qvel.abs() <= bound)`` is both in one pass)."""
-        raise NotImplementedError
-
-    def _failed(self, q: Q) -> torch.Tensor | None:
-        """``[N]`` bool: the episode ends in a failure (terminated; a fall); None: the family has none."""
-        return None
-
-    def _cut(self, q: Q) -> torch.Tensor | None:
-        """``[N]`` bool: the episode is cut short, bootstrapped like the time limit (e.g. a terrain's edge)."""
-        return None
-
-    def _after_rewards(self, q: Q, actions: torch.Tensor) -> None:
-        """The task state this step leaves (last actions, ...), once rewards and terminations are known."""
-
-    def _resample(self, q: Q, mask: torch.Tensor) -> None:
-        """New commands or targets for the ``mask`` envs (every ``resample_steps``, episodes that go on)."""
-
-    def _observe(self, v: V, rows: torch.Tensor | None = None, check: bool = True
-                 ) -> tuple[Obs, torch.Tensor | None]:
-        """The observation of ``v`` (finite) and, with ``check``, ``[N]`` bool: it was not finite or beyond its
-        bounds (None without: a reset env's first observation is not checked). ``rows``: ``v`` holds these envs
-        only (the noise is still drawn for all envs)."""
-        raise NotImplementedError
-
-    def _episode_stats(self, q: Q, ended: torch.Tensor) -> dict[str, torch.Tensor]:
-        """``info["episode_stats"]`` of the episodes that ended validly (``ended``), NaN elsewhere."""
-        return {}
-
-    def _before_reset(self, q: Q, done: torch.Tensor) -> None:
-        """What acts on the envs that go on before the resets (e.g. pushes)."""
-
-    def _episodes_end(self, q: Q, ended: torch.Tensor) -> None:
-        """What the episodes that ended validly (``ended``) leave behind (e.g. a terrain curriculum)."""
-
     def reset_envs(self, mask: torch.Tensor) -> None:
-        """Fresh state for the masked envs (fixed shapes, no sync)."""
-        raise NotImplementedError
-
-    def _start_all(self) -> None:
-        """Before every env is reset at once (e.g. a curriculum's first levels)."""
-
-    def _after_observation(self, obs: Obs) -> None:
-        """What the observation the policy gets next leaves in the task state (e.g. an observation history)."""
-
-    def _measures(self, q: Q) -> dict[str, torch.Tensor]:
-        """The family's per-env measures of the step, logged as means (``Env/<name>``)."""
-        return {}
-
-    def _metrics(self, q: Q) -> dict[str, torch.Tensor]:
-        """``info["metrics"]``: per-env values the evaluator averages over each episode."""
-        return {}
-
-    def _info(self, q: Q) -> dict[str, Any]:
-        """Other ``info`` entries (e.g. ``breakdown``) and ``log`` additions (``log``)."""
-        return {}
+        """Fresh state for the masked envs (fixed shapes, no sync): the family's ``events.reset``."""
+        self.parts.events.reset(mask)
 
     def _extra_state(self) -> dict[str, torch.Tensor]:
         """Task state outside ``state`` that checkpoints keep (CPU tensors)."""
@@ -214,7 +142,8 @@ class MujocoTask(Generic[S]):
         one control step; returns the clipped actions."""
         clip = self.clip_actions
         actions = actions.to(self.device).clamp(-clip, clip)
-        targets = self.default_joint_pos + self.action_scale * self._applied(actions)
+        applied = self.parts.applied
+        targets = self.default_joint_pos + self.action_scale * (actions if applied is None else applied(actions))
         if self.held_pos is not None:
             targets = torch.cat([targets, self.held_pos.expand(targets.shape[0], -1)], dim=1)
         self.physics.step(targets if self.ctrl_order is None else targets[:, self.ctrl_order])
@@ -222,45 +151,49 @@ class MujocoTask(Generic[S]):
 
     def _finish_step(self, actions: torch.Tensor) -> tuple[Obs, torch.Tensor, torch.Tensor, torch.Tensor, StepInfo]:
         """Everything after the physics, top to bottom (torch only, fixed shapes, no host sync)."""
-        state = self.state
+        state, parts, events, report = self.state, self.parts, self.parts.events, self.parts.report
         r = self.physics.read()
-        v = self._view(r)
+        v = parts.view(r)
         state.episode_length += 1
-        q = self._measure(v, actions)
-        stacked = self.rewards_table.stacked(self.reward_terms, self.reward_column, self._reward_context(q, actions))
+        q = parts.measure(v, actions)
+        stacked = self.rewards_table.stacked(self.reward_terms, self.reward_column, parts.reward_context(q, actions))
         reward = stacked.sum(0)  # stacked: [terms, N], weighted
         if self.only_positive_rewards:
             reward = reward.clamp(min=0.0)
-        diverged = diverged_worlds(r, reward, self._too_fast(r.qvel))
-        failed = self._failed(q)
+        diverged = diverged_worlds(r, reward, parts.too_fast(r.qvel))
+        failed = parts.ended(q, "fail")
         terminated = diverged if failed is None else failed | diverged
-        cut = self._cut(q)
+        cut = parts.ended(q, "cut")
         limit = state.episode_length >= self.max_episode_length
         truncated = (limit if cut is None else limit | cut) & ~terminated
-        self._after_rewards(q, actions)
+        events.after_step(q, actions)
         done = terminated | truncated
-        self._resample(q, (state.episode_length % self.resample_steps == 0) & ~done)
+        parts.resample(q, (state.episode_length % self.resample_steps == 0) & ~done)
         # The observation of the state after this step; for done envs it is the final one of their episode.
-        final_obs, bad_obs = self._observe(v)
+        final_obs, bad_obs = parts.observe(v)
         assert bad_obs is not None
         late = bad_obs & ~diverged  # diverged in its observation only: ends here too
         diverged = diverged | bad_obs
         terminated, truncated, done = terminated | late, truncated & ~late, done | late
         reward = torch.where(diverged, 0.0, reward)  # a non-finite reward is a diverged world's
         valid = ~diverged
-        stats = self._episode_stats(q, done & valid)  # a diverged episode has none (never a success)
-        self._before_reset(q, done)
+        # a diverged episode has no statistics (never a success)
+        stats = {} if report.episode_stats is None else report.episode_stats(q, done & valid)
+        if events.before_reset is not None:
+            events.before_reset(q, done)
         obs = final_obs
         if self._needed(done):
-            self._episodes_end(q, done & valid)  # not by a flight
-            self.reset_envs(done)
+            if events.episode_end is not None:
+                events.episode_end(q, done & valid)  # not by a flight
+            events.reset(done)
             obs = self._restarted(done, final_obs)
-        self._after_observation(obs)
-        extra = self._info(q)
-        log = step_log(stacked, list(self.reward_terms), valid, self._measures(q), terminated, truncated, diverged)
+        if events.after_observation is not None:
+            events.after_observation(obs)
+        extra = {} if report.info is None else report.info(q)
+        log = step_log(stacked, list(self.reward_terms), valid, report.measures(q), terminated, truncated, diverged)
         log.update(extra.pop("log", {}))
         info: StepInfo = {"final_obs": final_obs if self._needed(truncated) else None, "log": log,
-                          "invalid": diverged, "episode_stats": stats, "metrics": self._metrics(q)}
+                          "invalid": diverged, "episode_stats": stats, "metrics": report.metrics(q)}
         info.update(extra)  # type: ignore[typeddict-item]
         return obs, reward, terminated, truncated, info
 
@@ -272,21 +205,24 @@ class MujocoTask(Generic[S]):
         if not self.fixed_shapes:
             rows = done.nonzero().squeeze(1)
             sub = PhysicsReadout(r.qpos[rows], r.qvel[rows], r.sensordata[rows], r.actuator_force[rows])
-            fresh = self._observe(self._view(sub), rows, check=False)[0]
+            fresh = self.parts.observe(self.parts.view(sub), rows, check=False)[0]
             return {g: final_obs[g].index_copy(0, rows, fresh[g]) for g in final_obs}
-        fresh = self._observe(self._view(r), check=False)[0]  # (the step's observation was the one checked)
+        fresh = self.parts.observe(self.parts.view(r), check=False)[0]  # (the step's observation was the one checked)
         return {g: torch.where(done.unsqueeze(1), fresh[g], final_obs[g]) for g in final_obs}
 
     def _reset_all(self) -> Obs:
         """Reset every env; with ``randomize_initial_episode_length`` their clocks start spread over an episode
         (time-outs do not synchronize); returns the first observations."""
-        self._start_all()
-        self.reset_envs(self._all)
+        events = self.parts.events
+        if events.start_all is not None:
+            events.start_all()
+        events.reset(self._all)
         if self.randomize_initial_episode_length:
             self.state.episode_length = torch.randint(0, self.max_episode_length, (self.num_envs,),
                                                       generator=self.generator, device=self.device)
-        obs = self._observe(self._view(self.physics.read()), check=False)[0]
-        self._after_observation(obs)
+        obs = self.parts.observe(self.parts.view(self.physics.read()), check=False)[0]
+        if events.after_observation is not None:
+            events.after_observation(obs)
         return obs
 
     # ------------------------------------------------------------------------------------ VecEnv API

@@ -5,8 +5,10 @@
 A runner is built for the task (native MuJoCo on the CPU) with rollouts of one step; after one warm-up iteration
 the next rollout (``runner.collect()``: the policy's act, the env's step with the task's recipe, hooks, job
 modules and physics backend, the algorithm's record, the episode bookkeeping and the end of the rollout) is traced
-with ``sys.setprofile``. Prints each file with the number of times the step entered it from another file, then the
-count (docs/design.md quotes it). The script runs on older checkouts too (``PYTHONPATH=/old/checkout``).
+with ``sys.setprofile``. Prints each file with the number of times the step entered it from another file, the
+count, and how often the step entered the task family's env module (docs/design.md quotes both; a family's step
+runs its parts, ``envs/tasks/parts.py``, not hooks of its env). The script runs on older checkouts too
+(``PYTHONPATH=/old/checkout``).
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ ROOT = Path(str(__import__("rl_core").__file__)).resolve().parents[1]
 """The checkout traced (the one ``rl_core`` is imported from)."""
 
 
-def trace_step(task: str, num_envs: int) -> dict[str, int]:
-    """Project file (relative path) -> how often one rollout step entered it from another file."""
+def trace_step(task: str, num_envs: int) -> tuple[dict[str, int], str]:
+    """Project file (relative path) -> how often one rollout step entered it from another file; and the relative
+    path of the family's env module (the module of the env's class)."""
     import torch
 
     from configs.catalog import get_task
@@ -55,7 +58,8 @@ def trace_step(task: str, num_envs: int) -> dict[str, int]:
         runner.collect()  # one rollout step and the end of the rollout (GAE)
     finally:
         sys.setprofile(None)
-    return entered
+    env_file = Path(str(sys.modules[type(env).__module__].__file__)).resolve().relative_to(ROOT).as_posix()
+    return entered, env_file
 
 
 def main() -> None:
@@ -63,10 +67,11 @@ def main() -> None:
     p.add_argument("--task", default="quadruped-flat")
     p.add_argument("--num-envs", type=int, default=16)
     args = p.parse_args()
-    entered = trace_step(args.task, args.num_envs)
+    entered, env_file = trace_step(args.task, args.num_envs)
     for rel, n in entered.items():
         print(f"{n:4d}  {rel}")
     print(f"{len(entered)} files")
+    print(f"{env_file} entered {entered.get(env_file, 0)} times")
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ from envs.scenes.assemble import build
 from envs.tasks import bounds as speed
 from envs.tasks.base import MujocoTask
 from envs.tasks.history import History, frame_width
+from envs.tasks.hook_parts import hook_parts
 from envs.tasks.locomotion import amp, export, latency, metrics, observations, rewards
 from envs.tasks.locomotion.commands import Commands
 from envs.tasks.locomotion.config import LocomotionEnvConfig
@@ -126,6 +127,7 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
         """The AMP observation (with ``env.amp_clips``; None: this env offers no motion prior)."""
         if cfg.amp_clips:
             self._offer_amp()
+        self.parts = hook_parts(self)
 
     # ------------------------------------------------------------------------------------ set-up
     def _setup_actions(self) -> None:

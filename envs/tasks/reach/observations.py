@@ -12,6 +12,10 @@ from dataclasses import dataclass
 import torch
 
 from envs.tasks.obs_table import ObsTerm, declared
+from envs.tasks.observations import ObservationLayout
+from envs.tasks.reach.state import ReachState
+from envs.tasks.reach.step import View
+from rl_core.env_api import Obs
 
 TABLE = declared((
     ObsTerm("joint_pos", "joints", 1.0, "noise.joint_pos"),
@@ -47,3 +51,25 @@ def values(joint_pos: torch.Tensor, joint_vel: torch.Tensor, default: torch.Tens
     """Each term's raw value (``[N, size]``; world positions ``target`` and fingertip ``tip``)."""
     return {"joint_pos": joint_pos - default, "joint_vel": joint_vel, "target_pos": frame.of(target),
             "to_target": frame.vector(target - tip), "last_actions": last_actions}
+
+
+class Observer:
+    """The policy's observation of a view (``parts.Observe``): ``qpos`` / ``dof`` the joints' columns, ``default``
+    the default pose, the noise drawn from ``generator`` for all ``num_envs`` envs."""
+
+    def __init__(self, layout: ObservationLayout, state: ReachState, columns: tuple[slice | torch.Tensor, ...],
+                 default: torch.Tensor, frame: Frame, generator: torch.Generator, num_envs: int):
+        self.layout, self.state, (self.qpos, self.dof) = layout, state, columns
+        self.default, self.frame, self.generator, self.num_envs = default, frame, generator, num_envs
+
+    def __call__(self, v: View, rows: torch.Tensor | None = None, check: bool = True
+                 ) -> tuple[Obs, torch.Tensor | None]:
+        """The (noisy) policy observation, non-finite values replaced by 0, and with ``check`` ``[N]`` bool: it
+        was non-finite."""
+        state, r = self.state, v.r
+        target, last = (state.target, state.last_actions) if rows is None else (state.target[rows],
+                                                                                 state.last_actions[rows])
+        raw = values(r.qpos[:, self.qpos], r.qvel[:, self.dof], self.default, target, v.tip, last, self.frame)
+        obs = self.layout.noisy(self.layout.exact(raw), self.generator, self.num_envs, rows)
+        bad = ~torch.isfinite(obs).all(dim=1) if check else None
+        return {"policy": torch.nan_to_num(obs, nan=0.0, posinf=0.0, neginf=0.0)}, bad

@@ -37,6 +37,7 @@ from envs.robots.resolved import ResolvedRobot
 from envs.robots.spec import RobotSpec
 from envs.tasks import bounds as speed
 from envs.tasks.base import MujocoTask
+from envs.tasks.hook_parts import hook_parts
 from envs.tasks.locomotion.terminations import MAX_SANE_QVEL
 from envs.tasks.observations import ObservationLayout
 from envs.tasks.reward_terms import weights_of
@@ -103,6 +104,7 @@ class TrackEnv(MujocoTask[TrackState]):
                                          cfg.speed_bound_margin)
         self._joint_bound = torch.tensor(self.bounds.joint_vel, device=self.device)
         self._ahead = torch.arange(1, cfg.future_frames + 1, device=self.device)
+        self.parts = hook_parts(self)
 
     # ------------------------------------------------------------------------------------ set-up
     def _tracked_bodies(self) -> tuple[tuple[int, ...], int]:
