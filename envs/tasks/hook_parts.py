@@ -19,5 +19,5 @@ def hook_parts(env: Any) -> TaskParts[Any, Any]:
                     after_observation=hook("_after_observation"))
     report = Report(measures=env._measures, metrics=env._metrics, episode_stats=env._episode_stats, info=env._info)
     return TaskParts(view=env._view, measure=env._measure, reward_context=env._reward_context,
-                     too_fast=env._too_fast, terminations=terminations, resample=hook("_resample") or (lambda q, mask: None),
+                     too_fast=env._too_fast, terminations=terminations, resample=env._resample,
                      observe=env._observe, events=events, report=report, applied=hook("_applied"))

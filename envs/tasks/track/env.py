@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 from typing import Any
 
 import mujoco
@@ -32,39 +31,27 @@ import torch
 
 from contract.errors import UserError
 from envs.motion.kinematics import TreeKinematics
-from envs.physics.base import PhysicsReadout
 from envs.robots.resolved import ResolvedRobot
 from envs.robots.spec import RobotSpec
 from envs.tasks import bounds as speed
 from envs.tasks.base import MujocoTask
-from envs.tasks.hook_parts import hook_parts
-from envs.tasks.locomotion.terminations import MAX_SANE_QVEL
 from envs.tasks.observations import ObservationLayout
+from envs.tasks.parts import Events, TaskParts, Termination, nothing
 from envs.tasks.reward_terms import weights_of
-from envs.tasks.rotations import from_yaw
 from envs.tasks.track import export, observations, rewards
 from envs.tasks.track.clips import load_clips
 from envs.tasks.track.config import TrackEnvConfig
-from envs.tasks.track.errors import Errors, tracking_errors
+from envs.tasks.track.errors import tracking_errors
 from envs.tasks.track.library import MotionLibrary
+from envs.tasks.track.metrics import report
+from envs.tasks.track.observer import Observer
+from envs.tasks.track.resets import Resets
 from envs.tasks.track.robot import anchor_for, tracking_robot
 from envs.tasks.track.sampling import StartSampler
 from envs.tasks.track.state import TrackState
+from envs.tasks.track.step import Measure, Measured, TooFast, failed
 from envs.tasks.track.view import Columns, View
-from rl_core.env_api import ActionSpec, Obs
-
-OBS_LIMIT = 1e4
-"""A noise-free observation value beyond this (or not finite) means the world has diverged."""
-
-
-@dataclass(frozen=True)
-class Measured:
-    """What the hooks of one tracking step share."""
-
-    v: View
-    e: Errors
-    failed: torch.Tensor
-    """``[N]`` bool: the anchor left its height or tilt band."""
+from rl_core.env_api import ActionSpec
 
 
 class TrackEnv(MujocoTask[TrackState]):
@@ -102,9 +89,7 @@ class TrackEnv(MujocoTask[TrackState]):
         self._set_rewards(rewards.TERMS, reward_weights(cfg))
         self.bounds = speed.speed_bounds(self.model, rb.joint_dof_adr, rb.spec.base_height, 0.0,
                                          cfg.speed_bound_margin)
-        self._joint_bound = torch.tensor(self.bounds.joint_vel, device=self.device)
-        self._ahead = torch.arange(1, cfg.future_frames + 1, device=self.device)
-        self.parts = hook_parts(self)
+        self.parts: TaskParts[View, Measured] = self._assemble()
 
     # ------------------------------------------------------------------------------------ set-up
     def _tracked_bodies(self) -> tuple[tuple[int, ...], int]:
@@ -141,92 +126,20 @@ class TrackEnv(MujocoTask[TrackState]):
         self._low = torch.tensor([-math.inf if lo is None else lo for lo, _ in ranges], device=dev)
         self._high = torch.tensor([math.inf if hi is None else hi for _, hi in ranges], device=dev)
 
-    # ------------------------------------------------------------------------------------ the step's hooks
-    def _view(self, r: PhysicsReadout) -> View:
-        return View(r, self.fk, self.columns)
-
-    def _measure(self, v: View, actions: torch.Tensor) -> Measured:
-        """One frame further along the clip; the robot's errors against it."""
-        state, cfg = self.state, self.cfg
-        state.frame = state.frame + 1
-        e = tracking_errors(v.poses, v.joint_pos, self.library.at(state.frame), self.columns.anchor)
-        return Measured(v, e, (e.height_gap > cfg.anchor_height_band) | (e.tilt_gap > cfg.anchor_tilt_band))
-
-    def _reward_context(self, q: Measured, actions: torch.Tensor) -> rewards.Context:
-        return rewards.Context(q.e, actions, self.state.last_actions, self.cfg.reward_params)
-
-    def _too_fast(self, qvel: torch.Tensor) -> torch.Tensor:
-        """Beyond ``MAX_SANE_QVEL``, a joint's or the base's speed bound, or not finite (NaN fails the ``<=``)."""
-        b, d = self.bounds, self.robot.base_dof_adr
-        joints = qvel[:, self.columns.joint_dof]
-        sane = (qvel.abs() <= MAX_SANE_QVEL).all(1) & (joints.abs() <= self._joint_bound).all(1)
-        out = ~sane | (qvel[:, d:d + 3].norm(dim=1) > b.base_lin_vel)
-        return out | (qvel[:, d + 3:d + 6].norm(dim=1) > b.base_ang_vel)
-
-    def _failed(self, q: Measured) -> torch.Tensor:
-        return q.failed
-
-    def _cut(self, q: Measured) -> torch.Tensor:
-        """The clip's last frame is reached (bootstrapped like a time-out)."""
-        return self.state.frame >= self.library.env_last
-
-    def _after_rewards(self, q: Measured, actions: torch.Tensor) -> None:
-        self.state.last_actions = actions
-        self.sampler.advance()
-
-    def _observe(self, v: View, rows: torch.Tensor | None = None, check: bool = True
-                 ) -> tuple[Obs, torch.Tensor | None]:
-        state, lib = self.state, self.library
-        frame = state.frame if rows is None else state.frame[rows]
-        idx = lib.rows(frame.unsqueeze(1) + self._ahead, rows)  # [n, K]: the next frames
-        nxt, a = idx[:, 0], self.columns.anchor
-        view = observations.Ahead(lib.joint_pos[idx], lib.joint_vel[idx], lib.body_pos[nxt, a], lib.body_rot[nxt, a],
-                                  lib.phase(frame, rows))
-        last = state.last_actions if rows is None else state.last_actions[rows]
-        exact = self.obs.exact(observations.values(v.robot(), view, self.default_joint_pos, last))
-        obs = self.obs.noisy(exact, self.generator, self.num_envs, rows)
-        bad = ~(exact.abs() <= OBS_LIMIT).all(dim=1) | ~torch.isfinite(obs).all(dim=1) if check else None
-        return {"policy": torch.nan_to_num(obs, nan=0.0, posinf=0.0, neginf=0.0)}, bad
-
-    def _episode_stats(self, q: Measured, ended: torch.Tensor) -> dict[str, torch.Tensor]:
-        """``clip_end``: the episode reached its clip's last frame."""
-        end = (self.state.frame >= self.library.env_last).float()
-        return {"clip_end": torch.where(ended, end, torch.full_like(end, math.nan))}
-
-    def _episodes_end(self, q: Measured, ended: torch.Tensor) -> None:
-        self.sampler.record(ended & q.failed, self.state.frame)
-
-    def _measures(self, q: Measured) -> dict[str, torch.Tensor]:
-        return self._metrics(q)
-
-    def _metrics(self, q: Measured) -> dict[str, torch.Tensor]:
-        e = q.e
-        return {"joint_pos_error": e.joint_pos_abs, "anchor_pos_error": e.anchor_dist,
-                "anchor_ori_error": e.anchor_angle, "body_pos_error": e.body_dist}
-
-    def _info(self, q: Measured) -> dict[str, Any]:
-        return {"log": {"start_entropy": self.sampler.entropy()}}
-
-    # ------------------------------------------------------------------------------------ resets
-    def reset_envs(self, mask: torch.Tensor) -> None:
-        """The masked envs start at a drawn frame of their clip in the reference's state, with the start noise
-        (fixed shapes, no sync)."""
-        state, lib, s, n = self.state, self.library, self.cfg.start, self.num_envs
-        frame = torch.where(mask, self.sampler.sample(n), state.frame)
-        rows = lib.rows(frame)
-        qpos, qvel = lib.qpos[rows].clone(), lib.qvel[rows].clone()
-        b, d = self.robot.base_qpos_adr, self.robot.base_dof_adr
-        qpos[:, b:b + 2] += self._uniform((n, 2), -s.base_xy, s.base_xy)
-        turn = from_yaw(self._uniform((n,), -s.base_yaw, s.base_yaw))
-        qpos[:, b + 3:b + 7] = _quat_mul(turn, qpos[:, b + 3:b + 7])
-        c, si = turn[:, 0:1] ** 2 - turn[:, 3:4] ** 2, 2 * turn[:, 0:1] * turn[:, 3:4]  # cos, sin of the yaw offset
-        vx, vy = qvel[:, d:d + 1].clone(), qvel[:, d + 1:d + 2].clone()
-        qvel[:, d:d + 1], qvel[:, d + 1:d + 2] = c * vx - si * vy, si * vx + c * vy
-        joints = qpos[:, self.columns.joint_qpos] + self._uniform((n, self.num_joints), -s.joint_pos, s.joint_pos)
-        qpos[:, self.columns.joint_qpos] = torch.maximum(torch.minimum(joints, self._high), self._low)
-        self.physics.reset(mask, qpos, qvel)
-        state.frame = frame
-        state.clear(mask)
+    def _assemble(self) -> TaskParts[View, Measured]:
+        """The step's parts from the job modules."""
+        cfg, state, lib, c = self.cfg, self.state, self.library, self.columns
+        measure = Measure(cfg, state, lib, self.fk, c, self.sampler)
+        resets = Resets(cfg.start, self.physics, state, lib, self.sampler, c, (self._low, self._high), self._uniform)
+        observe = Observer(self.obs, state, lib, c.anchor, cfg.future_frames, self.default_joint_pos, self.generator,
+                           self.num_envs)
+        ends = (Termination("anchor_band", "fail", failed), Termination("clip_end", "cut", measure.clip_end))
+        return TaskParts(view=measure.view, measure=measure.measure, reward_context=measure.reward_context,
+                         too_fast=TooFast(self.bounds, c.base_dof, c.joint_dof, self.device), terminations=ends,
+                         resample=nothing, observe=observe,
+                         events=Events(reset=resets.reset, after_step=measure.after_step,
+                                       episode_end=resets.episode_end),
+                         report=report(state, lib, self.sampler))
 
     # ------------------------------------------------------------------------------------ views
     def reference_qpos(self, index: int) -> np.ndarray:
@@ -238,7 +151,7 @@ class TrackEnv(MujocoTask[TrackState]):
         """Env ``index``'s clip, frame and how far it is from the reference."""
         frame, last = int(self.state.frame[index]), int(self.library.env_last[index])
         clip = self.played[int(self.library.env_clip[index])].clip
-        v = self._view(self.physics.read())
+        v = self.parts.view(self.physics.read())
         rows = torch.tensor([index], device=self.device)
         e = tracking_errors(_pick(v.poses, index), v.joint_pos[index:index + 1],
                             self.library.at(self.state.frame[index:index + 1], rows), self.columns.anchor)
@@ -274,10 +187,3 @@ def _root_of(model: mujoco.MjModel, body: int) -> int:
 def _pick(p: Any, index: int) -> Any:
     return type(p)(*(x[index:index + 1] for x in (p.pos, p.rot, p.lin_vel, p.ang_vel)))
 
-
-def _quat_mul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """Hamilton products ``[N, 4]`` (w x y z)."""
-    aw, ax, ay, az = a.unbind(-1)
-    bw, bx, by, bz = b.unbind(-1)
-    return torch.stack([aw * bw - ax * bx - ay * by - az * bz, aw * bx + ax * bw + ay * bz - az * by,
-                        aw * by - ax * bz + ay * bw + az * bx, aw * bz + ax * by - ay * bx + az * bw], dim=-1)
