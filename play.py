@@ -39,6 +39,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="which env to film, view or (--web) follow first (default 0)")
     p.add_argument("--video-seconds", type=float, default=10.0,
                    help="length of the video or of the recorded clip (default 10 s)")
+    p.add_argument("--video-quality", choices=("auto", "full", "light"), default="auto",
+                   help="MuJoCo tasks: draw shadows and reflections (full), not (light), or not when a frame would "
+                        "cost more than 0.25 s to draw, e.g. on a software renderer (auto, said in one line)")
     p.add_argument("--record-motion", metavar="CLIP.npz",
                    help="record env --video-env's robot as a motion clip (base pose and every joint at the control "
                         "rate, until --video-seconds or its first episode's end; docs/motion.md)")
@@ -355,8 +358,8 @@ def recorder(args: argparse.Namespace, env: Any, is_mujoco_task: bool):
 
     film: Any = (None, None)
     if args.video:
-        make = recorders.mujoco_video if is_mujoco_task else recorders.gym_video
-        film = make(env, args.video, args.video_env, args.video_seconds)
+        film = (recorders.mujoco_video(env, args.video, args.video_env, args.video_seconds, args.video_quality)
+                if is_mujoco_task else recorders.gym_video(env, args.video, args.video_env, args.video_seconds))
     elif args.viewer:
         film = recorders.viewer(env, args.video_env)
     record: Any = (None, None)

@@ -69,9 +69,10 @@ class Ghosted(Protocol):
         ...
 
 
-def mujoco_video(env: Filmable, path: str, index: int, seconds: float) -> Callbacks:
+def mujoco_video(env: Filmable, path: str, index: int, seconds: float, quality: str = "auto") -> Callbacks:
     """An MP4 following env ``index`` with the task's caption; for a legged robot a gait plot (PNG) next to it; for
-    a task with a reference motion the reference as a translucent ghost."""
+    a task with a reference motion the reference as a translucent ghost; drawn at ``quality``
+    (``apps/render_cost.py``: a mesh-heavy robot without shadows and reflections, said in one line)."""
     from apps.video import VideoRecorder, save_gait_plot
 
     steps = int(seconds / env.dt)
@@ -84,11 +85,14 @@ def mujoco_video(env: Filmable, path: str, index: int, seconds: float) -> Callba
         if t >= steps:
             return
         if not videos:
-            videos.append(VideoRecorder(env.render_model(index), camera=env.camera))
+            videos.append(VideoRecorder(env.render_model(index), camera=env.camera, quality=quality))
         r = env.physics.read()
         caption = f"env {index}  t {t * env.dt:5.2f} s\n" + env.caption(index)
         ghost = reference.reference_qpos(index) if reference is not None else None
+        first = videos[0].choice is None
         videos[0].add(r.qpos[index].double().cpu().numpy(), caption, ghost)
+        if first and videos[0].choice is not None and videos[0].choice.line:
+            print(videos[0].choice.line)
         if gait is not None:
             contacts.append(gait.last_contacts[index].cpu().numpy())
             commands.append(gait.commands[index].cpu().numpy())

@@ -12,6 +12,8 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
+from apps.render_cost import Choice, choose
+
 GHOST_RGBA = (0.2, 0.85, 0.3, 0.35)
 """Colour of a reference motion's ghost in a video."""
 
@@ -19,8 +21,14 @@ GHOST_RGBA = (0.2, 0.85, 0.3, 0.35)
 class VideoRecorder:
     """Collects frames of ``model`` posed at given ``qpos``, seen from ``camera``; writes an MP4."""
 
-    def __init__(self, model: mujoco.MjModel, width: int = 640, height: int = 480, camera: str | None = "track"):
+    def __init__(self, model: mujoco.MjModel, width: int = 640, height: int = 480, camera: str | None = "track",
+                 quality: str = "auto"):
         self.model = model
+        self.quality = quality
+        """``apps/render_cost.QUALITIES``: shadows and reflections kept (full), off (light), or off when a frame
+        of this scene costs more than the budget to draw (auto, decided at the first frame)."""
+        self.choice: Choice | None = None
+        """How the frames are drawn (set at the first frame)."""
         self.data = mujoco.MjData(model)
         self.renderer = mujoco.Renderer(model, height, width)
         self.camera = camera
@@ -35,6 +43,8 @@ class VideoRecorder:
         self.renderer.update_scene(self.data, camera=-1 if self.camera is None else self.camera)
         if ghost is not None:
             self._add_ghost(ghost)
+        if self.choice is None:
+            self.choice = choose(self.quality, self.model, self.renderer.scene, self.renderer.render)
         frame = self.renderer.render().copy()
         self.frames.append(add_caption(frame, caption) if caption else frame)
 

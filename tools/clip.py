@@ -104,9 +104,10 @@ def _with_robot(clip: Any, spec: Any, csv_fps: float) -> list[str]:
             f"{np.median(low):+.3f} m, max {low.max():+.3f} m; lowest body: {often}", f"check: {verdict}"]
 
 
-def replay_video(path: str, spec: Any, out: str, size: tuple[int, int], fps: float, csv_fps: float) -> str:
-    """The clip at ``path`` on ``spec``'s robot in the task's scene, written to ``out``; a line with the cost of a
-    frame."""
+def replay_video(path: str, spec: Any, out: str, size: tuple[int, int], fps: float, csv_fps: float,
+                 quality: str = "auto") -> str:
+    """The clip at ``path`` on ``spec``'s robot in the task's scene, written to ``out`` at ``quality``
+    (``apps/render_cost.py``); a line with the cost of a frame (and how it was drawn, when lightened)."""
     from apps.video import VideoRecorder
     from contract.errors import UserError
     from envs.motion.replay import replay
@@ -122,7 +123,7 @@ def replay_video(path: str, spec: Any, out: str, size: tuple[int, int], fps: flo
     rb = tracking_robot(spec, cfg)
     clip = load_clips(cfg.clips, rb, fps, csv_fps, check=False)[0].clip
     ref = replay(rb.model, clip, (), f"motion clip {path}")
-    video = VideoRecorder(rb.model, size[0], size[1], camera=rb.camera)
+    video = VideoRecorder(rb.model, size[0], size[1], camera=rb.camera, quality=quality)
     start = time.perf_counter()
     try:
         for f, q in enumerate(ref.qpos):
@@ -131,8 +132,9 @@ def replay_video(path: str, spec: Any, out: str, size: tuple[int, int], fps: flo
         video.save(out, clip.fps)
     finally:
         video.close()
-    return (f"wrote {out}: {ref.frames} frames at {clip.fps:g} fps, {size[0]}x{size[1]}, "
-            f"{seconds / max(ref.frames, 1):.3f} s of rendering per frame")
+    light = video.choice.line if video.choice is not None and video.choice.line else ""
+    return ((light + "\n" if light else "") + f"wrote {out}: {ref.frames} frames at {clip.fps:g} fps, "
+            f"{size[0]}x{size[1]}, {seconds / max(ref.frames, 1):.3f} s of rendering per frame")
 
 
 def _parser() -> Any:
@@ -157,6 +159,9 @@ def _parser() -> Any:
         if name == "replay":
             c.add_argument("--size", default="320x240", help="video width x height (default 320x240)")
             c.add_argument("--fps", type=float, default=30.0, help="video frame rate (default 30)")
+            c.add_argument("--quality", choices=("auto", "full", "light"), default="auto",
+                           help="shadows and reflections drawn (full), not (light), or not when a frame costs over "
+                                "0.25 s (auto)")
     return p
 
 
@@ -175,7 +180,8 @@ def main(argv: list[str] | None = None) -> int:
             w, _, h = args.size.partition("x")
             if not (w.isdigit() and h.isdigit()):
                 raise UserError(f"--size={args.size} is not allowed; expected WIDTHxHEIGHT, e.g. 320x240")
-            print(replay_video(args.clip, spec, args.out, (int(w), int(h)), args.fps, args.csv_fps))
+            print(replay_video(args.clip, spec, args.out, (int(w), int(h)), args.fps, args.csv_fps,
+                               args.quality))
             return 0
         clip = read(args.clip, spec, args.csv_fps)
         if args.command == "inspect":
