@@ -7,6 +7,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from tests.house.tree import python_files
+
 ROOT = Path(__file__).resolve().parents[2]
 MAX_LINES = 80
 CHECKED = ("contract", "rl_core", "envs", "configs", "deploy", "apps", "fault_injection", "tools", "bench", "train.py",
@@ -36,7 +38,7 @@ def function_lengths(paths: tuple[str, ...] = CHECKED, root: Path = ROOT) -> dic
     out: dict[str, int] = {}
     for p in paths:
         base = root / p
-        files = [base] if base.suffix == ".py" else sorted(base.rglob("*.py"))
+        files = [base] if base.suffix == ".py" else python_files(base)
         for f in files:
             rel = f.relative_to(root).as_posix()
             for name, node in _functions(ast.parse(f.read_text(), str(f))):

@@ -15,6 +15,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from tests.house.tree import python_files
+
 ROOT = Path(__file__).resolve().parents[2]
 UNITS = ("contract", "rl_core", "envs", "configs", "deploy", "apps", "fault_injection", "tools", "bench", "tests",
          "train", "play")
@@ -57,7 +59,7 @@ def imported_units(tree: ast.AST) -> set[str]:
 def import_graph(root: Path = ROOT) -> dict[str, dict[str, list[str]]]:
     """unit -> imported unit -> the files of ``unit`` that import it (self-imports left out)."""
     graph: dict[str, dict[str, list[str]]] = {u: {} for u in UNITS}
-    files = [p for u in UNITS for p in ((root / u).rglob("*.py") if (root / u).is_dir() else [root / f"{u}.py"])]
+    files = [p for u in UNITS for p in (python_files(root / u) if (root / u).is_dir() else [root / f"{u}.py"])]
     for path in files:
         if not path.is_file():
             continue
@@ -118,7 +120,7 @@ def test_the_cycle_finder_can_fail(tmp_path):
 
 
 def test_tools_and_bench_do_not_edit_sys_path():
-    bad = [str(p.relative_to(ROOT)) for u in ("tools", "bench", "fault_injection") for p in (ROOT / u).rglob("*.py")
+    bad = [str(p.relative_to(ROOT)) for u in ("tools", "bench", "fault_injection") for p in python_files(ROOT / u)
            if "sys.path" in p.read_text()]
     assert not bad, bad
     assert (ROOT / "tools" / "__init__.py").is_file() and (ROOT / "bench" / "__init__.py").is_file()
@@ -128,7 +130,7 @@ def module_graph(root: Path = ROOT) -> dict[str, set[str]]:
     """Module -> the project modules it imports (``from pkg import submodule`` counts as the submodule)."""
     mods = {}
     for u in UNITS:
-        paths = (root / u).rglob("*.py") if (root / u).is_dir() else [root / f"{u}.py"]
+        paths = python_files(root / u) if (root / u).is_dir() else [root / f"{u}.py"]
         for p in paths:
             if p.is_file():
                 name = ".".join(p.relative_to(root).with_suffix("").parts)

@@ -11,6 +11,8 @@ import ast
 import re
 from pathlib import Path
 
+from tests.house.tree import python_files
+
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("contract", "rl_core", "envs", "configs", "deploy", "apps", "fault_injection", "tools", "bench")
 """The project's top-level packages (tests/ aside), searched for maps at every depth."""
@@ -30,7 +32,7 @@ def modules_of(package: Path) -> set[str]:
     for child in package.iterdir():
         if child.is_file() and child.suffix == ".py" and child.name != "__init__.py":
             out.add(child.name)
-        elif child.is_dir() and child.name != "__pycache__" and any(child.rglob("*.py")):
+        elif child.is_dir() and child.name != "__pycache__" and python_files(child):
             out.add(child.name + "/")
     return out
 
@@ -48,7 +50,7 @@ def problems(package: Path) -> list[str]:
 
 
 def mapped_packages() -> list[Path]:
-    inits = (init for top in PACKAGES for init in (ROOT / top).rglob("__init__.py"))
+    inits = (f for top in PACKAGES for f in python_files(ROOT / top) if f.name == "__init__.py")
     return sorted(init.parent for init in inits if map_entries(init))
 
 
