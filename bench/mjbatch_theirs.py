@@ -1,0 +1,181 @@
+"""Their side of bench/mjbatch_side_by_side.py: mjbatch's Go1 joystick example, timed as its training runs it.
+
+    bench/.venv-mjbatch/bin/python -P bench/mjbatch_theirs.py --mjbatch-src PATH --go1 FILE [--num-envs 1024]
+        [--iterations 3] [--physics-steps 20]
+
+Runs with the bench venv's python (mujoco 3.14.0 and mjbatch 0.1.4) and imports nothing of this repo. It loads the
+checkout's ``examples/go1_joystick.py`` as a module and runs its own code: ``Go1`` (the env on an mjbatch ``Batch``),
+``ActorCritic``, ``rollout``, ``gae`` and ``update``, in the order of its ``train`` loop; only the loop around them
+and the timers are this file's. The example asks ``mujoco_menagerie`` for ``unitree_go1``; this file answers with
+``--go1`` instead (nothing is downloaded). A file that lacks the Go1's names the example reads (a ``trunk`` body,
+an ``imu`` site, a site per foot named as the foot geom, a ``spotlight`` light) gets them added to the spec, named
+in ``setup.adapted``: the Go2-style test model has a ``base`` body, no ``imu`` site, no foot sites and no light.
+Prints one ``SIDE_BY_SIDE_JSON`` line. ``-P``: the script's folder (bench/, whose profile.py would shadow the
+standard library's) is not put on the import path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import sys
+import time
+import types
+from pathlib import Path
+from typing import Any
+
+import mujoco
+import numpy as np
+import torch
+
+MARK = "SIDE_BY_SIDE_JSON "
+FEET = ("FR", "FL", "RR", "RL")
+"""The foot names the example reads (geoms, sites and sensors)."""
+
+
+def adapt(spec: Any, adapted: list[str]) -> Any:
+    """Add to ``spec`` the Go1 names the example reads that the file lacks; each addition is appended to
+    ``adapted``."""
+    root = next(b for b in spec.bodies if any(j.type == mujoco.mjtJoint.mjJNT_FREE for j in b.joints))
+    if spec.body("trunk") is None:
+        adapted.append(f"body {root.name} renamed trunk")
+        root.name = "trunk"
+    if spec.site("imu") is None:
+        root.add_site(name="imu")
+        adapted.append("site imu added at the trunk's origin")
+    added = [foot for foot in FEET if spec.site(foot) is None]
+    for foot in added:
+        geom = spec.geom(foot)
+        geom.parent.add_site(name=foot, pos=geom.pos, size=[1.2 * float(geom.size[0]), 0, 0])
+    if added:
+        adapted.append(f"sites {' '.join(added)} added on the foot geoms (1.2 x their radius, for the touch sensors)")
+    if spec.light("spotlight") is None:  # Menagerie's Go1 has one; the example deletes it
+        spec.worldbody.add_light(name="spotlight")
+        adapted.append("light spotlight added (the example deletes it)")
+    return spec
+
+
+def stand_in_menagerie(go1: Path, adapted: list[str]) -> types.ModuleType:
+    """A ``mujoco_menagerie`` whose ``get(name).spec(entry)`` is the spec of ``go1`` (adapted)."""
+    module = types.ModuleType("mujoco_menagerie")
+
+    class Robot:
+        def spec(self, entry: str | None = None) -> Any:
+            return adapt(mujoco.MjSpec.from_file(str(go1)), adapted)
+
+    module.get = lambda name: Robot()  # type: ignore[attr-defined]
+    return module
+
+
+def load_module(name: str, path: Path) -> Any:
+    """Import ``path`` as the module ``name`` (registered in ``sys.modules``, so that others import it by name)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def load_example(src: Path, go1: Path, adapted: list[str]) -> Any:
+    """The checkout's example, with its helper ``window`` from the same folder and the stand-in Menagerie."""
+    sys.modules["mujoco_menagerie"] = stand_in_menagerie(go1, adapted)
+    load_module("window", src / "examples" / "window.py")
+    return load_module("go1_joystick", src / "examples" / "go1_joystick.py")
+
+
+class TimedBatch:
+    """The env's ``Batch`` with its ``step`` timed (everything else passed through)."""
+
+    def __init__(self, batch: Any):
+        self._batch, self.seconds, self.substeps = batch, 0.0, 0
+
+    def step(self, nstep: int = 1) -> None:
+        t = time.perf_counter()
+        self._batch.step(nstep=nstep)
+        self.seconds += time.perf_counter() - t
+        self.substeps += nstep
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._batch, name)
+
+
+def iteration(ex: Any, env: Any, actor: Any, learner: Any, opt: Any, it: int) -> tuple[float, float]:
+    """One iteration of the example's ``train`` loop; returns the seconds of the rollout (with ``gae``) and of the
+    update (with the copy into the actor)."""
+    opt.param_groups[0]["lr"] = float(np.interp(it, (0, ex.LR_TO), (ex.LR, ex.LR_END)))
+    t0 = time.perf_counter()
+    batch, _ = ex.rollout(actor, env)
+    targets = ex.gae(batch)  # counted with the rollout, as our collect() computes the returns
+    t1 = time.perf_counter()
+    ex.update(learner, opt, batch, *targets)
+    actor.load_state_dict(learner.state_dict())
+    return t1 - t0, time.perf_counter() - t1
+
+
+def contacts_now(env: Any, worlds: int = 16) -> float:
+    """Mean contacts of the first ``worlds`` worlds' current states (``mj_forward`` on a copy: mjbatch binds no
+    ``ncon``)."""
+    m = env.batch.model
+    data, counts = mujoco.MjData(m), []
+    for sim in range(min(worlds, env.qpos.shape[0])):
+        data.qpos[:], data.qvel[:] = env.qpos[sim], env.qvel[sim]
+        mujoco.mj_forward(m, data)
+        counts.append(data.ncon)
+    return float(np.mean(counts))
+
+
+def setup_of(ex: Any, env: Any, adapted: list[str], contacts: float) -> dict[str, Any]:
+    m = env.batch.model
+    return {"mujoco": mujoco.__version__, "timestep": float(m.opt.timestep), "substeps": int(ex.DECIMATION),
+            "cone": mujoco.mjtCone(m.opt.cone).name.removeprefix("mjCONE_"),
+            "solver": mujoco.mjtSolver(m.opt.solver).name.removeprefix("mjSOL_"),
+            "iterations": int(m.opt.iterations), "ls_iterations": int(m.opt.ls_iterations),
+            "integrator": mujoco.mjtIntegrator(m.opt.integrator).name.removeprefix("mjINT_"),
+            "ngeom": int(m.ngeom), "nv": int(m.nv), "contacts": contacts, "steps_per_env": int(ex.HORIZON),
+            "physics_threads": int(env.batch.num_threads), "torch_threads": torch.get_num_threads(),
+            "adapted": adapted}
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--mjbatch-src", type=Path, required=True)
+    p.add_argument("--go1", type=Path, required=True)
+    p.add_argument("--num-envs", type=int, default=1024)
+    p.add_argument("--iterations", type=int, default=3)
+    p.add_argument("--physics-steps", type=int, default=20)
+    args = p.parse_args(argv)
+    adapted: list[str] = []
+    ex = load_example(args.mjbatch_src, args.go1, adapted)
+    ex.NUM_ENVS = n = args.num_envs  # the example's rollout buffers read it
+    torch.manual_seed(ex.SEED)
+    env = ex.Go1(n, seed=ex.SEED)
+    env.batch = timed = TimedBatch(env.batch)
+    actor, learner = ex.ActorCritic().to(ex.ACTOR), ex.ActorCritic().to(ex.DEVICE)
+    actor.load_state_dict(learner.state_dict())
+    opt = torch.optim.Adam(learner.parameters(), ex.LR, fused=True)
+    iteration(ex, env, actor, learner, opt, 0)  # warm-up
+    t = time.perf_counter()
+    for _ in range(args.physics_steps):  # raw physics, the controls held
+        timed._batch.step(nstep=ex.DECIMATION)
+    physics_s = time.perf_counter() - t
+    timed.seconds, timed.substeps = 0.0, 0
+    rollout_s = update_s = 0.0
+    contacts = []
+    for it in range(1, args.iterations + 1):
+        r, u = iteration(ex, env, actor, learner, opt, it)
+        rollout_s, update_s = rollout_s + r, update_s + u
+        contacts.append(contacts_now(env))
+    world_substeps = args.iterations * ex.HORIZON * ex.DECIMATION * n
+    result = {"physics_us": 1e6 * physics_s / (args.physics_steps * ex.DECIMATION * n),
+              "rollout_us": 1e6 * rollout_s / world_substeps,
+              "rollout_physics_us": 1e6 * timed.seconds / (timed.substeps * n),
+              "samples_per_s": args.iterations * ex.HORIZON * n / (rollout_s + update_s),
+              "update_s": update_s / args.iterations, "setup": setup_of(ex, env, adapted, float(np.mean(contacts)))}
+    print(MARK + json.dumps(result), flush=True)
+    return result
+
+
+if __name__ == "__main__":
+    main()
