@@ -2,7 +2,6 @@
 
     base.py             MujocoTask: physics backend, random stream, task state, CUDA graph, checkpoints
     parts.py            TaskParts: what a family assembles for the step recipe, typed by its view and quantities
-    hook_parts.py       transitional: a family's env hooks as parts (until every family assembles its own)
     mujoco_config.py    MujocoEnvConfig: the batch and the backend (every family's config extends it)
     state.py            per-env task state declared once (TaskState, per_env)
     obs_table.py        ObsTerm: a family's observation terms as one table (plain data)

@@ -380,6 +380,7 @@ def test_restarted_rows_observed_alone_on_the_cpu_equal_the_fixed_shape_observat
         if fixed_shapes:  # the GPU's path, on the CPU (empty masks still skipped: the same random stream)
             env.fixed_shapes = True
             env._needed = lambda mask: bool(mask.any())  # type: ignore[method-assign]
+            env.parts = env._assemble()  # the parts (pushes) ask the patched test
         g = torch.Generator().manual_seed(1)
         out = list(env.reset(seed=2).values())
         for _ in range(40):

@@ -3,7 +3,7 @@
     python -m tools.experiments.step_files [--task quadruped-flat] [--num-envs 16]
 
 A runner is built for the task (native MuJoCo on the CPU) with rollouts of one step; after one warm-up iteration
-the next rollout (``runner.collect()``: the policy's act, the env's step with the task's recipe, hooks, job
+the next rollout (``runner.collect()``: the policy's act, the env's step with the task's recipe, parts, job
 modules and physics backend, the algorithm's record, the episode bookkeeping and the end of the rollout) is traced
 with ``sys.setprofile``. Prints each file with the number of times the step entered it from another file, the
 count, and how often the step entered the task family's env module (docs/design.md quotes both; a family's step

@@ -3,23 +3,27 @@
 The robot is a ``RobotSpec`` (``envs/robots/spec.py``), put into the scene and resolved by name once
 (``envs/scenes/assemble.py``); every size and address comes from that resolution, none from a robot module.
 ``MujocoTask`` (``envs/tasks/base.py``) owns the physics, the random stream, the task state, checkpoints and
-the step's recipe; this class supplies the recipe's hooks and wires the jobs, each in its own module here:
+the step's recipe; this class assembles the recipe's parts (``envs/tasks/parts.py``) from the job modules, each
+in its own module here, and gives the views play.py and the web viewer read:
 
     state.py          the per-env task state, declared once
     step.py           a step's named quantities from the physics readout (addresses resolved by name)
+    measure.py        the step's quantities: height above the ground, contact clocks, reward context, errors
     commands.py       velocity commands: drawn, resampled, steered to a heading, held by a viewer
     observations.py   the observation table, each term's value and bound
+    observer.py       the observation of a step (policy, history, critic) and its validity check
     rewards.py        the reward terms, each a small function of the step's ``Context``
-    terminations.py   falls, the robot's speed bounds
+    terminations.py   falls, the terrain's edge, the robot's speed bounds
     randomization.py  resets with domain randomization, pushes
-    metrics.py        the evaluator's metrics
+    resets.py         a reset env's start and commands, pushes, the terrain curriculum
+    latency.py        the actions applied after the drawn delay
+    metrics.py        the evaluator's metrics, the logged errors, each episode's success
     export.py         the exported policy's metadata
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any
 
 import mujoco
@@ -36,15 +40,20 @@ from envs.scenes.assemble import build
 from envs.tasks import bounds as speed
 from envs.tasks.base import MujocoTask
 from envs.tasks.history import History, frame_width
-from envs.tasks.hook_parts import hook_parts
-from envs.tasks.locomotion import amp, export, latency, metrics, observations, rewards
+from envs.tasks.locomotion import amp, export, latency, observations, rewards
 from envs.tasks.locomotion.commands import Commands
 from envs.tasks.locomotion.config import LocomotionEnvConfig
+from envs.tasks.locomotion.measure import Measure, Measured
+from envs.tasks.locomotion.measure import Robot as MeasuredRobot
+from envs.tasks.locomotion.metrics import Reports
+from envs.tasks.locomotion.observer import Observer
 from envs.tasks.locomotion.randomization import Randomizer, fields_of
+from envs.tasks.locomotion.resets import Resets
 from envs.tasks.locomotion.state import PRIVILEGED_TERMS, LocomotionState
 from envs.tasks.locomotion.step import Addresses, Step
-from envs.tasks.locomotion.terminations import Judge
+from envs.tasks.locomotion.terminations import Ends, Judge
 from envs.tasks.observations import ObservationLayout
+from envs.tasks.parts import Events, TaskParts, Termination
 from envs.tasks.reward_terms import weights_of
 from envs.terrain.generator import generate
 from envs.terrain.ground import Ground
@@ -54,22 +63,6 @@ from rl_core.env_api import ActionSpec, Obs
 RENDER_WINDOW_TILES = 1.5
 """A video on a generated terrain shows the floor within this many tiles (per axis) of where the robot started
 to be filmed: 12 m with 8 m tiles, more than a 12 s evaluation episode walks (9.6 m at 0.8 m/s)."""
-
-
-@dataclass
-class Measured:
-    """What the hooks of one velocity-tracking step share."""
-
-    s: Step
-    base_height: torch.Tensor
-    """Base height above the ground below it ``[N]`` (m)."""
-    context: rewards.Context
-    commands: torch.Tensor
-    """The commands this step tracked ``[N, 3]`` (resampling and resets replace the state's tensor)."""
-    lin_err: torch.Tensor | None = None
-    """Linear velocity tracking error ``[N]`` (m/s), once the rewards are in."""
-    yaw_err: torch.Tensor | None = None
-    """Yaw rate tracking error ``[N]`` (rad/s)."""
 
 
 class LocomotionEnv(MujocoTask[LocomotionState]):
@@ -127,9 +120,33 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
         """The AMP observation (with ``env.amp_clips``; None: this env offers no motion prior)."""
         if cfg.amp_clips:
             self._offer_amp()
-        self.parts = hook_parts(self)
+        self.parts: TaskParts[Step, Measured] = self._assemble()
 
     # ------------------------------------------------------------------------------------ set-up
+    def _assemble(self) -> TaskParts[Step, Measured]:
+        """The step's parts from the job modules."""
+        cfg, state, ground, rb = self.cfg, self.state, self.ground, self.robot
+        measure = Measure(cfg, state, ground, self.commands_of, MeasuredRobot(
+            self.adr, self.num_feet, self.held_pos is not None, self.default_joint_pos, self._deviation,
+            self.reward_constants))
+        resets = Resets(self.physics, state, ground, self.randomizer, self.commands_of, self.push_steps,
+                        cfg.episode_length_s, self._needed)
+        critic = None if not self.separate_critic else "privileged" if cfg.privileged_critic else "exact"
+        observe = Observer(self.obs, self.obs_sources, state, self.history, self.obs_bound, critic, self.generator,
+                           self.num_envs)
+        ends = Ends(self.judge, ground)
+        reports = Reports(state, ground, cfg.success_distance, rb.foot_names, self.side_feet,
+                          self.terrain is not None, self.amp)
+        events = Events(reset=resets.reset, after_step=measure.after_step, start_all=ground.draw_levels,
+                        before_reset=resets.push, episode_end=resets.update_levels,
+                        after_observation=observe.keep_history if self.history.frames > 1 else None)
+        return TaskParts(view=measure.view, measure=measure.measure, reward_context=measure.reward_context,
+                         too_fast=self.judge.too_fast,
+                         terminations=(Termination("fell", "fail", ends.fell),
+                                       Termination("terrain_edge", "cut", ends.at_the_edge)),
+                         resample=resets.resample, observe=observe, events=events, report=reports.report(),
+                         applied=latency.delay_of(state))
+
     def _setup_actions(self) -> None:
         rb, dev = self.robot, self.device
         self.action_spec = ActionSpec(discrete=False, n=self.num_joints)
@@ -218,107 +235,6 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
         r = self.physics.read()
         return self.amp(r.qpos, r.qvel)
 
-    # ------------------------------------------------------------------------------------ the step's hooks
-    def _view(self, r: PhysicsReadout) -> Step:
-        return self.step_of(r)
-
-    def _applied(self, actions: torch.Tensor) -> torch.Tensor:
-        return latency.delayed(self.state, actions)
-
-    def _measure(self, s: Step, actions: torch.Tensor) -> Measured:
-        """Height above the ground, steering towards the heading, the feet's contact clocks, the reward context."""
-        base_height = s.base_z - self.ground.height(s.base_xy)  # above the ground below
-        if self.cfg.commands.heading:
-            self.commands_of.steer(self.state, s.yaw)  # the step's yaw, shared with the height scan
-        x = self._contacts_and_context(s, actions, base_height)
-        return Measured(s, base_height, x, self.state.commands)  # the commands this step tracked
-
-    def _reward_context(self, q: Measured, actions: torch.Tensor) -> rewards.Context:
-        return q.context
-
-    def _too_fast(self, qvel: torch.Tensor) -> torch.Tensor:
-        return self.judge.too_fast(qvel)
-
-    def _failed(self, q: Measured) -> torch.Tensor:
-        return self.judge.fell(q.s, q.base_height)
-
-    def _cut(self, q: Measured) -> torch.Tensor:
-        """A robot about to walk off the generated terrain's edge (bootstrapped like a time-out)."""
-        return self.ground.outside(q.s.base_xy)
-
-    def _after_rewards(self, q: Measured, actions: torch.Tensor) -> None:
-        state, s, x = self.state, q.s, q.context
-        state.air_time *= ~(x.contact | state.last_contacts)  # contact_filt: this step's or the last one's
-        state.last_contacts = x.contact
-        q.lin_err = torch.norm(q.commands[:, :2] - s.lin_vel_b[:, :2], dim=1)
-        q.yaw_err = torch.abs(q.commands[:, 2] - s.ang_vel_b[:, 2])
-        state.last_actions = actions
-        state.last_joint_vel = s.joint_vel
-
-    def _resample(self, q: Measured, mask: torch.Tensor) -> None:
-        self.commands_of.sample(self.state, mask)
-
-    def _observe(self, s: Step, rows: torch.Tensor | None = None, check: bool = True
-                 ) -> tuple[Obs, torch.Tensor | None]:
-        return self._observed(s, rows, check)
-
-    def _episode_stats(self, q: Measured, ended: torch.Tensor) -> dict[str, torch.Tensor]:
-        """``success``: the episode's robot walked ``success_distance`` from its start."""
-        state = self.state
-        state.max_travelled = torch.maximum(state.max_travelled, self.ground.travelled(q.s.base_xy))
-        success = (state.max_travelled >= self.cfg.success_distance).float()
-        return {"success": torch.where(ended, success, torch.full_like(success, math.nan))}
-
-    def _before_reset(self, q: Measured, done: torch.Tensor) -> None:
-        self._push(q.s.r, done)
-
-    def _episodes_end(self, q: Measured, ended: torch.Tensor) -> None:
-        self.ground.update_levels(ended, q.s.base_xy, q.commands, self.cfg.episode_length_s)
-
-    def _start_all(self) -> None:
-        self.ground.draw_levels()
-
-    def _after_observation(self, obs: Obs) -> None:
-        if self.history.frames > 1:
-            self.state.past_frames = self.history.past_of(obs["policy"])
-
-    def _measures(self, q: Measured) -> dict[str, torch.Tensor]:
-        assert q.lin_err is not None and q.yaw_err is not None
-        return {"lin_vel_error": q.lin_err, "yaw_rate_error": q.yaw_err}
-
-    def _metrics(self, q: Measured) -> dict[str, torch.Tensor]:
-        assert q.lin_err is not None and q.yaw_err is not None
-        return metrics.per_step(q.lin_err, q.yaw_err, q.context.contact, self.robot.foot_names, self.side_feet)
-
-    def _info(self, q: Measured) -> dict[str, Any]:
-        out: dict[str, Any] = {"breakdown": metrics.breakdown(q.commands)}
-        if self.terrain is not None:
-            out["log"] = {"terrain_level": self.ground.mean_level()}
-        if self.amp is not None:
-            out["amp_obs"] = self.amp(q.s.r.qpos, q.s.r.qvel)
-        return out
-
-    def _contacts_and_context(self, s: Step, actions: torch.Tensor, base_height: torch.Tensor) -> rewards.Context:
-        """Advance the feet's air and contact clocks; the reward terms' context of this step."""
-        state, thr = self.state, self.cfg.contact_force_threshold
-        contact = s.foot_force > thr
-        first_contact = (state.air_time > 0) & (contact | state.last_contacts)
-        state.air_time += self.dt
-        state.contact_time = (state.contact_time + self.dt) * contact
-        joint_offset = (s.joint_pos - self.default_joint_pos)[:, self._deviation]
-        return rewards.Context(
-            s=s, state=state, actions=actions, contact=contact, first_contact=first_contact,
-            penalized_contact=s.penalized_force > thr, base_height=base_height, joint_offset=joint_offset,
-            k=self.reward_constants)
-
-    def _push(self, r: PhysicsReadout, done: torch.Tensor) -> None:
-        """Every ``push_steps`` a random push of the envs that go on (takes effect during the next step)."""
-        if not self.push_steps:
-            return
-        push = (self.state.episode_length % self.push_steps == 0) & ~done
-        if self._needed(push):
-            self.randomizer.push(self.physics, r.qvel, push)
-
     # ------------------------------------------------------------------------------------ observations
     def step_of(self, r: PhysicsReadout) -> Step:
         """The named quantities of a readout."""
@@ -333,40 +249,9 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
 
     def observe(self, r: PhysicsReadout) -> Obs:
         """The observation of a readout (noise drawn from the task's generator), as a step would return it."""
-        return self._observed(self.step_of(r), check=False)[0]
-
-    def _observed(self, s: Step, rows: torch.Tensor | None = None, check: bool = True
-                  ) -> tuple[Obs, torch.Tensor | None]:
-        """The policy observation (noisy; without the ``policy_exclude`` terms) and, with a separate critic, the
-        critic's (noise-free); non-finite values replaced by 0. Also, with ``check``, ``[N]`` bool: the world's
-        observation was non-finite or beyond its bounds (every bound is finite: NaN and inf fail the ``<=``; the
-        noise and the policy's columns are finite where the noise-free values are); None without. ``rows``: ``s``
-        holds these envs only (the noise is still drawn for all envs, so the random stream and every observed value
-        are those of a full observation)."""
-        exact = self.obs.exact(observations.values(self.obs_sources, s, self.state, rows))
-        obs = self.obs.for_policy(self.obs.noisy(exact, self.generator, self.num_envs, rows))
-        obs = self.history.stack(self.state.past_frames if rows is None else self.state.past_frames[rows], obs)
-        out = {"policy": torch.nan_to_num(obs, nan=0.0, posinf=0.0, neginf=0.0)}
-        privileged = None
-        if self.separate_critic:
-            privileged = self.state.privileged if rows is None else self.state.privileged[rows]
-            critic = torch.cat([exact, privileged], dim=1) if self.cfg.privileged_critic else exact
-            out["critic"] = torch.nan_to_num(critic, nan=0.0, posinf=0.0, neginf=0.0)
-        if not check:
-            return out, None
-        bad = ~(exact.abs() <= self.obs_bound).all(dim=1)
-        if privileged is not None and self.cfg.privileged_critic:  # the critic's other columns
-            bad = bad | ~torch.isfinite(privileged).all(dim=1)
-        return out, bad
+        return self.parts.observe(self.step_of(r), check=False)[0]
 
     # ------------------------------------------------------------------------------------ resets
-    def reset_envs(self, mask: torch.Tensor) -> None:
-        """Fresh randomized state, model parameters and commands for the masked envs (fixed shapes, no sync); their
-        next observation is the first of their new episode."""
-        self.randomizer.reset(self.physics, self.ground, self.state, mask)
-        self.commands_of.sample(self.state, mask)
-        self.state.clear(mask)
-
     def hold_commands(self, commands: torch.Tensor | None, heading: torch.Tensor | None = None) -> None:
         """Interactive play (``play.py --web``): from now on every env tracks ``commands`` ``[N, 3]`` (and, with
         ``commands.heading``, steers towards ``heading`` ``[N]`` rad), through resampling and resets; None: random

@@ -8,6 +8,8 @@ static buffers must stay the state's tensors.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 
 from envs.tasks.locomotion.state import LocomotionState
@@ -24,4 +26,13 @@ def delayed(state: LocomotionState, actions: torch.Tensor) -> torch.Tensor:
     index = state.action_delay.view(-1, 1, 1).expand(-1, 1, recent.shape[2])
     applied = recent.gather(1, index).squeeze(1)
     queue.copy_(recent[:, :-1])
+    return applied
+
+
+def delay_of(state: LocomotionState) -> Callable[[torch.Tensor], torch.Tensor]:
+    """``delayed`` on ``state`` (the ``applied`` part of ``envs/tasks/parts.py``)."""
+
+    def applied(actions: torch.Tensor) -> torch.Tensor:
+        return delayed(state, actions)
+
     return applied

@@ -12,7 +12,9 @@ import torch
 
 from envs.tasks.bounds import SpeedBounds
 from envs.tasks.locomotion.config import LocomotionEnvConfig
+from envs.tasks.locomotion.measure import Measured
 from envs.tasks.locomotion.step import Addresses, Step
+from envs.terrain.ground import Ground
 
 MAX_SANE_QVEL = 1e3
 """A generalized velocity beyond this (m/s or rad/s) means the simulation has diverged (any robot; each robot
@@ -67,3 +69,18 @@ class Judge:
         if cfg.min_base_height > 0:
             out = out | (base_height < cfg.min_base_height)
         return out
+
+
+class Ends:
+    """The family's episode ends of a step's quantities (``parts.Termination`` functions)."""
+
+    def __init__(self, judge: Judge, ground: Ground):
+        self.judge, self.ground = judge, ground
+
+    def fell(self, q: Measured) -> torch.Tensor:
+        """A fall (``Judge.fell``): terminated."""
+        return self.judge.fell(q.s, q.base_height)
+
+    def at_the_edge(self, q: Measured) -> torch.Tensor:
+        """A robot about to walk off the generated terrain's edge (bootstrapped like a time-out)."""
+        return self.ground.outside(q.s.base_xy)

@@ -3,14 +3,19 @@
 The robot is a ``RobotSpec`` with every joint its clips name trained (``robot.py``); the clips are read,
 matched by joint name and resampled to the control rate (``clips.py``), replayed in the scene for the reference's
 body poses and velocities (``library.py``). Env ``i`` plays clip ``i % len(clips)``. ``MujocoTask`` owns the
-physics, the random stream, the task state, checkpoints and the step's recipe; this class supplies its hooks:
+physics, the random stream, the task state, checkpoints and the step's recipe; this class assembles the recipe's
+parts (``envs/tasks/parts.py``) from the job modules and gives the views play.py reads:
 
     state.py          the per-env task state, declared once (the frame of the clip)
     view.py           the robot's quantities of a readout (the tracked bodies by torch forward kinematics)
+    step.py           the step's quantities (a frame further, the errors), reward context, speed bounds, ends
     errors.py         how far the robot is from the reference (anchor-relative body errors)
     observations.py   the observation table and each term's value
+    observer.py       the observation of a view (the reference's next frames) and its validity check
     rewards.py        the reward terms, each exp(-error / sigma) of a named error (and the action rate)
     sampling.py       start frames drawn where the policy fails most
+    resets.py         a reset env's drawn frame and start noise; failures told to the sampler
+    metrics.py        the errors logged and averaged, each episode's clip end, the sampler's entropy
     export.py         the exported policy's metadata (the clips travel in it)
 
 An episode starts at a drawn frame in the reference's state (plus a little noise), advances one frame per step,
