@@ -1,6 +1,7 @@
 """Our side of bench/mjbatch_side_by_side.py: a task's training as train.py builds it, timed as the example's.
 
     python -m bench.mjbatch_ours --task quadruped-flat [--num-envs 1024] [--iterations 3] [--physics-steps 20]
+        [--torch-threads N]
 
 Builds the task with its defaults (``bench.profile.build_runner``: the runner, the algorithm, torch and physics
 threads as train.py sets them), runs one warm-up iteration, times ``--physics-steps`` control steps of the backend's
@@ -79,9 +80,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--num-envs", type=int, default=1024)
     p.add_argument("--iterations", type=int, default=3)
     p.add_argument("--physics-steps", type=int, default=20)
+    p.add_argument("--torch-threads", type=int, default=0, help="runner.torch_threads (0: the task's default)")
     args = p.parse_args(argv)
+    overrides = [f"runner.torch_threads={args.torch_threads}"] if args.torch_threads else []
     env, cfg, runner = build_runner(argparse.Namespace(task=args.task, num_envs=args.num_envs, device="cpu",
-                                                       overrides=[]))
+                                                       overrides=overrides))
     physics, n = env.physics, env.num_envs
     clock = StepClock(physics)
     runner.start()

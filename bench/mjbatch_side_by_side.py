@@ -4,7 +4,8 @@ end-to-end samples/s, each as the ratio ours / theirs (issue 48).
     python -m bench.mjbatch_side_by_side --setup [--venv bench/.venv-mjbatch]     # once: the bench's own venv
     python -m tests.menagerie_models /tmp/menagerie                                 # no Go1 file? the Go2-style model
     python -m bench.mjbatch_side_by_side --mjbatch-src PATH --go1 /tmp/menagerie/unitree_go2/go2.xml [--rounds 3]
-        [--tasks quadruped-flat,menagerie:unitree_go2] [--num-envs 1024] [--iterations 3] [--json FILE]
+        [--tasks quadruped-flat,menagerie:unitree_go2] [--num-envs 1024] [--iterations 3] [--torch-threads N]
+        [--json FILE]
 
 mjbatch 0.1.4 pins ``mujoco==3.14.0`` and this repo runs on mujoco 4.0, so their side runs in its own venv
 (``--setup``: ``pip install mjbatch==0.1.4 mujoco==3.14.0`` into ``--venv``, plus a ``.pth`` line that appends this
@@ -74,12 +75,17 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--iterations", type=int, default=3, help="timed iterations per child, after one warm-up")
     p.add_argument("--physics-steps", type=int, default=20, help="control steps of the raw-physics timing")
     p.add_argument("--rounds", type=int, default=3, help="rounds of children taking turns")
+    p.add_argument("--torch-threads", type=int, default=0,
+                   help="torch threads of both sides (0: each side's own default; 1 on a busy machine, where a "
+                        "2-thread update waits on cores that other jobs hold)")
     p.add_argument("--json", type=Path, default=None, help="also write every round's numbers to this file")
     args = p.parse_args(argv)
     for field, value in (("--num-envs", args.num_envs), ("--iterations", args.iterations),
                          ("--physics-steps", args.physics_steps), ("--rounds", args.rounds)):
         if value < 1:
             raise UserError(f"{field} {value}: must be an integer >= 1")
+    if args.torch_threads < 0:
+        raise UserError(f"--torch-threads {args.torch_threads}: must be 0 (each side's default) or a count >= 1")
     return args
 
 
@@ -206,7 +212,7 @@ def setup_line(setup: dict[str, Any]) -> str:
 def commands(args: argparse.Namespace, go1: Path, tasks: list[str]) -> dict[str, list[str]]:
     """The child command of each side: ``theirs`` and one per our task."""
     common = ["--num-envs", str(args.num_envs), "--iterations", str(args.iterations),
-              "--physics-steps", str(args.physics_steps)]
+              "--physics-steps", str(args.physics_steps), "--torch-threads", str(args.torch_threads)]
     out = {"theirs": [str(venv_python(args.venv)), "-P", str(ROOT / "bench" / "mjbatch_theirs.py"),
                       "--mjbatch-src", str(args.mjbatch_src.resolve()), "--go1", str(go1), *common]}
     for task in tasks:

@@ -1,7 +1,7 @@
 """Their side of bench/mjbatch_side_by_side.py: mjbatch's Go1 joystick example, timed as its training runs it.
 
     bench/.venv-mjbatch/bin/python -P bench/mjbatch_theirs.py --mjbatch-src PATH --go1 FILE [--num-envs 1024]
-        [--iterations 3] [--physics-steps 20]
+        [--iterations 3] [--physics-steps 20] [--torch-threads N]
 
 Runs with the bench venv's python (mujoco 3.14.0 and mjbatch 0.1.4) and imports nothing of this repo. It loads the
 checkout's ``examples/go1_joystick.py`` as a module and runs its own code: ``Go1`` (the env on an mjbatch ``Batch``),
@@ -145,7 +145,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--num-envs", type=int, default=1024)
     p.add_argument("--iterations", type=int, default=3)
     p.add_argument("--physics-steps", type=int, default=20)
+    p.add_argument("--torch-threads", type=int, default=0, help="torch.set_num_threads (0: torch's default)")
     args = p.parse_args(argv)
+    if args.torch_threads:
+        torch.set_num_threads(args.torch_threads)
     adapted: list[str] = []
     ex = load_example(args.mjbatch_src, args.go1, adapted)
     ex.NUM_ENVS = n = args.num_envs  # the example's rollout buffers read it

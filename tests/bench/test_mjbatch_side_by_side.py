@@ -39,6 +39,8 @@ def test_defaults_and_bad_counts():
     assert (args.num_envs, args.iterations, args.rounds, args.venv) == (1024, 3, 3, sbs.DEFAULT_VENV)
     with pytest.raises(UserError, match=r"^--rounds 0: must be an integer >= 1$"):
         sbs.parse(["--rounds", "0"])
+    with pytest.raises(UserError, match=r"^--torch-threads -1: must be 0 \(each side's default\) or a count >= 1$"):
+        sbs.parse(["--torch-threads", "-1"])
 
 
 def test_missing_venv_is_one_line_naming_the_setup_command(tmp_path):
@@ -101,7 +103,8 @@ def test_children_commands_and_their_one_json_line(tmp_path):
     assert cmds["theirs"][:3] == [str(tmp_path / "v" / "bin" / "python"), "-P",
                                   str(ROOT / "bench" / "mjbatch_theirs.py")]
     assert cmds["quadruped-flat"][:5] == [sys.executable, "-m", "bench.mjbatch_ours", "--task", "quadruped-flat"]
-    assert "8" in cmds["theirs"] and "8" in cmds["quadruped-flat"]
+    for cmd in cmds.values():  # both sides get the same sizes and threads
+        assert cmd[cmd.index("--num-envs") + 1] == "8" and cmd[cmd.index("--torch-threads") + 1] == "0"
     assert sbs.child_json(f"noise\n{sbs.MARK}" + '{"physics_us": 1.5}\n') == {"physics_us": 1.5}
     with pytest.raises(RuntimeError, match="expected one SIDE_BY_SIDE_JSON line from the child, got 0"):
         sbs.child_json("Traceback ...")
