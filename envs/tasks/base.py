@@ -43,6 +43,9 @@ from envs.tasks.reward_terms import RewardTerms, weight_column
 from envs.tasks.state import TaskState
 from rl_core.env_api import ActionSpec, Obs, StepInfo
 
+WRITES = ("episode_length",)
+"""The task state fields this module writes (``tests/envs/tasks/test_state_writers.py`` checks it)."""
+
 S = TypeVar("S", bound=TaskState)
 
 

@@ -10,6 +10,9 @@ from contract import breakdown
 from envs.tasks.locomotion.config import CommandConfig
 from envs.tasks.locomotion.state import LocomotionState
 
+WRITES = ("commands", "heading")
+"""The task state fields this module writes (``tests/envs/tasks/test_state_writers.py`` checks it)."""
+
 COMMANDS = ("lin_vel_x", "lin_vel_y", "yaw_rate")
 """Command components in order (body-frame m/s, m/s, rad/s)."""
 

@@ -14,6 +14,9 @@ import torch
 
 from envs.tasks.locomotion.state import LocomotionState
 
+WRITES = ("action_queue",)
+"""The task state fields this module writes (``tests/envs/tasks/test_state_writers.py`` checks it)."""
+
 
 def delayed(state: LocomotionState, actions: torch.Tensor) -> torch.Tensor:
     """The actions to apply this step ``[N, J]``: ``actions`` for an env without delay, else the ones chosen

@@ -16,6 +16,9 @@ from envs.tasks.locomotion.state import LocomotionState
 from envs.tasks.locomotion.step import Addresses, Step
 from envs.terrain.ground import Ground
 
+WRITES = ("air_time", "contact_time", "last_contacts", "last_actions", "last_joint_vel")
+"""The task state fields this module writes (``tests/envs/tasks/test_state_writers.py`` checks it)."""
+
 
 @dataclass(frozen=True)
 class Measured:

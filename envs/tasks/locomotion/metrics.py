@@ -15,6 +15,9 @@ from envs.tasks.locomotion.state import LocomotionState
 from envs.tasks.parts import Report
 from envs.terrain.ground import Ground
 
+WRITES = ("max_travelled",)
+"""The task state fields this module writes (``tests/envs/tasks/test_state_writers.py`` checks it)."""
+
 
 def per_step(lin_err: torch.Tensor, yaw_err: torch.Tensor, contact: torch.Tensor, foot_names: tuple[str, ...],
              side_feet: tuple[torch.Tensor, torch.Tensor] | None) -> dict[str, torch.Tensor]:

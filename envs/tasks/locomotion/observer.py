@@ -12,6 +12,9 @@ from envs.tasks.locomotion.step import Step
 from envs.tasks.observations import ObservationLayout
 from rl_core.env_api import Obs
 
+WRITES = ("past_frames",)
+"""The task state fields this module writes (``tests/envs/tasks/test_state_writers.py`` checks it)."""
+
 
 class Observer:
     """The observation of ``layout`` (``sources``: what its terms read besides the step and the state; ``bound``:

@@ -23,6 +23,9 @@ from envs.tasks.locomotion.step import Addresses
 from envs.tasks.rotations import from_yaw
 from envs.terrain.ground import Ground
 
+WRITES = ("privileged", "action_delay")
+"""The task state fields this module writes (``tests/envs/tasks/test_state_writers.py`` checks it)."""
+
 RANDOMIZED_FIELDS = ("geom_friction", "body_mass", "actuator_gainprm", "actuator_biasprm")
 """Model fields that get per-env values (and ``actuator_forcerange`` with ``motor_strength``: ``fields_of``)."""
 OFF = (1.0, 1.0)

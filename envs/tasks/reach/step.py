@@ -14,6 +14,9 @@ from envs.tasks.reach import rewards
 from envs.tasks.reach.config import ReachEnvConfig
 from envs.tasks.reach.state import ReachState
 
+WRITES = ("last_actions",)
+"""The task state fields this module writes (``tests/envs/tasks/test_state_writers.py`` checks it)."""
+
 
 class View:
     """A readout with its fingertip, computed once (the reward's distance and the observation read it)."""

@@ -9,6 +9,9 @@ import torch
 from envs.tasks.reach.config import TargetConfig
 from envs.tasks.reach.state import ReachState
 
+WRITES = ("target",)
+"""The task state fields this module writes (``tests/envs/tasks/test_state_writers.py`` checks it)."""
+
 Uniform = Callable[[tuple[int, ...], float, float], torch.Tensor]
 """``MujocoTask._uniform``: draws from the task's generator."""
 

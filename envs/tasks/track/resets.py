@@ -14,6 +14,9 @@ from envs.tasks.track.state import TrackState
 from envs.tasks.track.step import Measured
 from envs.tasks.track.view import Columns
 
+WRITES = ("frame",)
+"""The task state fields this module writes (``tests/envs/tasks/test_state_writers.py`` checks it)."""
+
 
 class Resets:
     """Resets ``physics`` and ``state`` to ``library``'s reference (``limits``: the joints' ranges, ``[J]`` each)."""

@@ -19,6 +19,9 @@ from envs.tasks.track.sampling import StartSampler
 from envs.tasks.track.state import TrackState
 from envs.tasks.track.view import Columns, View
 
+WRITES = ("frame", "last_actions")
+"""The task state fields this module writes (``tests/envs/tasks/test_state_writers.py`` checks it)."""
+
 
 @dataclass(frozen=True)
 class Measured:
