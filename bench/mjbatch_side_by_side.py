@@ -3,31 +3,29 @@ end-to-end samples/s, each as the ratio ours / theirs (issue 48).
 
     python -m bench.mjbatch_side_by_side --setup [--venv bench/.venv-mjbatch]     # once: the bench's own venv
     python -m tests.menagerie_models /tmp/menagerie                                 # no Go1 file? the Go2-style model
-    python -m bench.mjbatch_side_by_side --mjbatch-src PATH --go1 /tmp/menagerie/unitree_go2/go2.xml [--rounds 3]
-        [--tasks quadruped-flat,menagerie:unitree_go2] [--num-envs 1024] [--iterations 3] [--torch-threads N]
-        [--json FILE]
+    python -m bench.mjbatch_side_by_side --mjbatch-src PATH --go1 /tmp/menagerie/unitree_go2/go2.xml [--rounds 5]
+        [--tasks quadruped-flat,menagerie:unitree_go2] [--num-envs 1024] [--torch-threads N] [--json FILE]
 
 mjbatch 0.1.4 pins ``mujoco==3.14.0`` and this repo runs on mujoco 4.0, so their side runs in its own venv
 (``--setup``: ``pip install mjbatch==0.1.4 mujoco==3.14.0`` into ``--venv``, plus a ``.pth`` line that appends this
 venv's site-packages for torch, after the bench venv's own mujoco and numpy). Each side is a child process
-(``bench/mjbatch_ours.py`` with this venv's python, ``bench/mjbatch_theirs.py`` with the bench venv's, which runs
-the example file of the ``--mjbatch-src`` checkout), the children taking turns for ``--rounds`` rounds (the order
-flipped every round) so that the machine's load falls on both. Each child builds its side (untimed), runs one
-warm-up iteration, then times:
+(``bench/mjbatch_ours.py`` per our task with this venv's python, ``bench/mjbatch_theirs.py`` with the bench venv's,
+which runs the example file of the ``--mjbatch-src`` checkout). The children are built and warmed up (one training
+iteration) one after the other, then stay alive and take turns command by command, one side running at a time, for
+``--rounds`` rounds (the order reversed every other round), so that the machine's load, which changes within
+seconds on a shared machine, falls on both sides alike. A round is:
 
-- physics: ``--physics-steps`` control steps of raw stepping of all worlds from the states after the warm-up, with
-  the controls held (theirs: ``Batch.step(nstep=DECIMATION)``; ours: the backend's ``step``, ``decimation``
-  substeps);
-- rollout: ``--iterations`` rollouts as each trainer collects them (theirs: the example's ``rollout``: policy
-  inference, task logic, resets, buffers; ours: ``runner.collect()``: the same and returns / GAE), also split into
-  the physics inside them;
-- end to end: the rollouts plus each side's update (theirs: ``gae`` + ``update`` + copying the learner into the
-  actor, as its ``train`` loop; ours: ``runner.alg.update()``).
+- physics: ``--physics-steps`` control steps of raw stepping of all worlds from their current states with the
+  controls held (theirs: ``Batch.step(nstep=DECIMATION)``; ours: the backend's ``step``, ``decimation`` substeps);
+- one training iteration: the rollout as each trainer collects it (theirs: the example's ``rollout`` and ``gae``:
+  policy inference, task logic, resets, buffers, returns; ours: ``runner.collect()``: the same), with the physics
+  inside it timed apart, then the update (theirs: ``update`` and copying the learner into the actor, as its
+  ``train`` loop; ours: ``runner.alg.update()``): end-to-end samples/s.
 
 Times per physics substep are microseconds per world-substep (seconds / (control steps x worlds x substeps)), so a
-different decimation or timestep on each side is counted fairly per substep (not per simulated second). A ratio is
-ours' speed over theirs': theirs' us / ours' us, and ours' samples/s / theirs' (above 1: ours faster); the ratio of
-a round is taken within the round, and the table gives the median over rounds with its range.
+different decimation or timestep on each side is counted per substep (not per simulated second). A ratio is ours'
+speed over theirs': theirs' us / ours' us, and ours' samples/s / theirs' (above 1: ours faster); each round's ratio
+is taken from the numbers of that round, and the table gives their median over the rounds with the range.
 """
 
 from __future__ import annotations
@@ -35,10 +33,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import select
 import site
 import statistics
 import subprocess
 import sys
+import tempfile
 import venv as venv_module
 from pathlib import Path
 from typing import Any
@@ -72,16 +72,16 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--tasks", default=None,
                    help="our tasks, comma-separated (default: quadruped-flat and menagerie:NAME of --go1's folder)")
     p.add_argument("--num-envs", type=int, default=1024)
-    p.add_argument("--iterations", type=int, default=3, help="timed iterations per child, after one warm-up")
     p.add_argument("--physics-steps", type=int, default=20, help="control steps of the raw-physics timing")
-    p.add_argument("--rounds", type=int, default=3, help="rounds of children taking turns")
+    p.add_argument("--rounds", type=int, default=5,
+                   help="rounds of the sides taking turns (each: raw physics, then one training iteration)")
     p.add_argument("--torch-threads", type=int, default=0,
                    help="torch threads of both sides (0: each side's own default; 1 on a busy machine, where a "
                         "2-thread update waits on cores that other jobs hold)")
     p.add_argument("--json", type=Path, default=None, help="also write every round's numbers to this file")
     args = p.parse_args(argv)
-    for field, value in (("--num-envs", args.num_envs), ("--iterations", args.iterations),
-                         ("--physics-steps", args.physics_steps), ("--rounds", args.rounds)):
+    for field, value in (("--num-envs", args.num_envs), ("--physics-steps", args.physics_steps),
+                         ("--rounds", args.rounds)):
         if value < 1:
             raise UserError(f"{field} {value}: must be an integer >= 1")
     if args.torch_threads < 0:
@@ -146,20 +146,55 @@ def setup_venv(venv: Path) -> None:
     print(f"{venv}: {', '.join(PINS)} installed; torch from {', '.join(ours)}")
 
 
-def child_json(output: str) -> dict[str, Any]:
-    """The one JSON line a child printed (``MARK`` first)."""
-    lines = [line[len(MARK):] for line in output.splitlines() if line.startswith(MARK)]
-    if len(lines) != 1:
-        raise RuntimeError(f"expected one {MARK.strip()} line from the child, got {len(lines)}:\n{output[-3000:]}")
-    result: dict[str, Any] = json.loads(lines[0])
-    return result
+def parse_reply(line: str) -> dict[str, Any] | None:
+    """A child's answer: the JSON after ``MARK``; None for any other line it prints (warnings)."""
+    if not line.startswith(MARK):
+        return None
+    reply: dict[str, Any] = json.loads(line[len(MARK):])
+    return reply
 
 
-def run_child(cmd: list[str], env: dict[str, str]) -> dict[str, Any]:
-    proc = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, timeout=CHILD_TIMEOUT_S)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}:\n{(proc.stdout + proc.stderr)[-3000:]}")
-    return child_json(proc.stdout)
+class Child:
+    """One side in its own process, built and warmed up on start, then answering commands one at a time (so that
+    only one side runs at any moment)."""
+
+    def __init__(self, name: str, cmd: list[str], env: dict[str, str]):
+        self.name, self.cmd = name, cmd
+        self.stderr = tempfile.TemporaryFile(mode="w+")
+        self.proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self.stderr, text=True, bufsize=1)
+        self.reply()  # built and warmed up
+
+    def reply(self) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        while True:
+            if not select.select([self.proc.stdout], [], [], CHILD_TIMEOUT_S)[0]:
+                self.proc.kill()
+                raise RuntimeError(f"{self.name}: no answer within {CHILD_TIMEOUT_S} s")
+            line = self.proc.stdout.readline()
+            if not line:
+                self.stderr.seek(0)
+                raise RuntimeError(f"{' '.join(self.cmd)} ended (exit {self.proc.wait()}):\n"
+                                   f"{self.stderr.read()[-3000:]}")
+            reply = parse_reply(line)
+            if reply is not None:
+                return reply
+
+    def ask(self, command: str) -> dict[str, Any]:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(command + "\n")
+        self.proc.stdin.flush()
+        return self.reply()
+
+    def close(self) -> None:
+        if self.proc.poll() is None and self.proc.stdin is not None:
+            self.proc.stdin.write("quit\n")
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        self.stderr.close()
 
 
 def ratio(metric: str, ours: float, theirs: float) -> float:
@@ -211,8 +246,8 @@ def setup_line(setup: dict[str, Any]) -> str:
 
 def commands(args: argparse.Namespace, go1: Path, tasks: list[str]) -> dict[str, list[str]]:
     """The child command of each side: ``theirs`` and one per our task."""
-    common = ["--num-envs", str(args.num_envs), "--iterations", str(args.iterations),
-              "--physics-steps", str(args.physics_steps), "--torch-threads", str(args.torch_threads)]
+    common = ["--num-envs", str(args.num_envs), "--physics-steps", str(args.physics_steps),
+              "--torch-threads", str(args.torch_threads)]
     out = {"theirs": [str(venv_python(args.venv)), "-P", str(ROOT / "bench" / "mjbatch_theirs.py"),
                       "--mjbatch-src", str(args.mjbatch_src.resolve()), "--go1", str(go1), *common]}
     for task in tasks:
@@ -227,18 +262,35 @@ def child_env(go1: Path, environ: dict[str, str]) -> dict[str, str]:
     return env
 
 
-def run_rounds(cmds: dict[str, list[str]], env: dict[str, str], rounds: int) -> list[dict[str, dict[str, Any]]]:
-    """``rounds`` rounds of every child, the order reversed every other round."""
+def run_rounds(children: dict[str, Child], rounds: int) -> list[dict[str, dict[str, Any]]]:
+    """``rounds`` rounds: every side's raw physics, then every side's iteration, one side at a time, the order
+    reversed every other round."""
     out = []
     for k in range(rounds):
-        order = list(cmds) if k % 2 == 0 else list(reversed(cmds))
-        got = {}
+        order = list(children) if k % 2 == 0 else list(reversed(children))
+        got: dict[str, dict[str, Any]] = {name: {} for name in order}
+        for command in ("physics", "iteration"):
+            for name in order:
+                got[name].update(children[name].ask(command))
         for name in order:
-            got[name] = run_child(cmds[name], env)
             print(f"round {k + 1}/{rounds} {name}: " + ", ".join(f"{m} {got[name][m]:.3g}" for m in METRICS)
-                  + f" (load {os.getloadavg()[0]:.1f})", flush=True)
+                  + f", update {got[name]['update_s']:.2f} s", flush=True)
+        print(f"  load average {os.getloadavg()[0]:.1f}", flush=True)
         out.append(got)
     return out
+
+
+def start_children(cmds: dict[str, list[str]], env: dict[str, str]) -> dict[str, Child]:
+    """The sides, built one after the other (a build is not timed, but it must not overlap a timing)."""
+    children: dict[str, Child] = {}
+    try:
+        for name, cmd in cmds.items():
+            children[name] = Child(name, cmd, env)
+    except BaseException:
+        for child in children.values():
+            child.close()
+        raise
+    return children
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -249,12 +301,17 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     go1 = check_inputs(args, dict(os.environ))
     tasks = our_tasks(args.tasks, go1)
     env = child_env(go1, dict(os.environ))
-    load_before = os.getloadavg()
-    rounds = run_rounds(commands(args, go1, tasks), env, args.rounds)
+    children = start_children(commands(args, go1, tasks), env)
+    try:
+        load_before = os.getloadavg()
+        rounds = run_rounds(children, args.rounds)
+        setups = {name: child.ask("setup") for name, child in children.items()}
+    finally:
+        for child in children.values():
+            child.close()
     summary = {task: summarize(rounds, task) for task in tasks}
-    result = {"go1": str(go1), "num_envs": args.num_envs, "iterations": args.iterations, "rounds": rounds,
-              "summary": summary, "load_before": load_before, "load_after": os.getloadavg(),
-              "setups": {name: r.get("setup") for name, r in rounds[0].items()}}
+    result = {"go1": str(go1), "num_envs": args.num_envs, "rounds": rounds, "summary": summary,
+              "load_before": load_before, "load_after": os.getloadavg(), "setups": setups}
     print(f"\nthe same {args.num_envs} worlds per side, {args.rounds} rounds; load average {load_before[0]:.1f} "
           f"before, {result['load_after'][0]:.1f} after; their model: {go1}")
     for name, setup in result["setups"].items():

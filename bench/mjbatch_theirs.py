@@ -1,17 +1,19 @@
 """Their side of bench/mjbatch_side_by_side.py: mjbatch's Go1 joystick example, timed as its training runs it.
 
     bench/.venv-mjbatch/bin/python -P bench/mjbatch_theirs.py --mjbatch-src PATH --go1 FILE [--num-envs 1024]
-        [--iterations 3] [--physics-steps 20] [--torch-threads N]
+        [--physics-steps 20] [--torch-threads N]          # then commands on stdin: physics, iteration, setup, quit
 
 Runs with the bench venv's python (mujoco 3.14.0 and mjbatch 0.1.4) and imports nothing of this repo. It loads the
 checkout's ``examples/go1_joystick.py`` as a module and runs its own code: ``Go1`` (the env on an mjbatch ``Batch``),
 ``ActorCritic``, ``rollout``, ``gae`` and ``update``, in the order of its ``train`` loop; only the loop around them
-and the timers are this file's. The example asks ``mujoco_menagerie`` for ``unitree_go1``; this file answers with
-``--go1`` instead (nothing is downloaded). A file that lacks the Go1's names the example reads (a ``trunk`` body,
-an ``imu`` site, a site per foot named as the foot geom, a ``spotlight`` light) gets them added to the spec, named
-in ``setup.adapted``: the Go2-style test model has a ``base`` body, no ``imu`` site, no foot sites and no light.
-Prints one ``SIDE_BY_SIDE_JSON`` line. ``-P``: the script's folder (bench/, whose profile.py would shadow the
-standard library's) is not put on the import path.
+and the timers are this file's. It builds, runs one warm-up iteration, then answers commands from stdin, each with
+one ``SIDE_BY_SIDE_JSON`` line (the orchestrator alternates the sides command by command).
+
+The example asks ``mujoco_menagerie`` for ``unitree_go1``; this file answers with ``--go1`` instead (nothing is
+downloaded). A file that lacks the Go1's names the example reads (a ``trunk`` body, an ``imu`` site, a site per
+foot named as the foot geom, a ``spotlight`` light) gets them added to the spec, named in ``setup.adapted``: the
+Go2-style test model has a ``base`` body, no ``imu`` site, no foot sites and no light. ``-P``: the script's folder
+(bench/, whose profile.py would shadow the standard library's) is not put on the import path.
 """
 
 from __future__ import annotations
@@ -101,19 +103,6 @@ class TimedBatch:
         return getattr(self._batch, name)
 
 
-def iteration(ex: Any, env: Any, actor: Any, learner: Any, opt: Any, it: int) -> tuple[float, float]:
-    """One iteration of the example's ``train`` loop; returns the seconds of the rollout (with ``gae``) and of the
-    update (with the copy into the actor)."""
-    opt.param_groups[0]["lr"] = float(np.interp(it, (0, ex.LR_TO), (ex.LR, ex.LR_END)))
-    t0 = time.perf_counter()
-    batch, _ = ex.rollout(actor, env)
-    targets = ex.gae(batch)  # counted with the rollout, as our collect() computes the returns
-    t1 = time.perf_counter()
-    ex.update(learner, opt, batch, *targets)
-    actor.load_state_dict(learner.state_dict())
-    return t1 - t0, time.perf_counter() - t1
-
-
 def contacts_now(env: Any, worlds: int = 16) -> float:
     """Mean contacts of the first ``worlds`` worlds' current states (``mj_forward`` on a copy: mjbatch binds no
     ``ncon``)."""
@@ -138,46 +127,77 @@ def setup_of(ex: Any, env: Any, adapted: list[str], contacts: float) -> dict[str
             "adapted": adapted}
 
 
-def main(argv: list[str] | None = None) -> dict[str, Any]:
+class TheirSide:
+    """The example's env, actor, learner and optimizer as its ``train`` builds them, after one warm-up iteration;
+    each method answers one command of ``serve``."""
+
+    def __init__(self, args: argparse.Namespace):
+        if args.torch_threads:
+            torch.set_num_threads(args.torch_threads)
+        self.adapted: list[str] = []
+        self.ex = ex = load_example(args.mjbatch_src, args.go1, self.adapted)
+        ex.NUM_ENVS = self.n = args.num_envs  # the example's rollout buffers read it
+        self.physics_steps = args.physics_steps
+        torch.manual_seed(ex.SEED)
+        self.env = ex.Go1(self.n, seed=ex.SEED)
+        self.env.batch = self.timed = TimedBatch(self.env.batch)
+        self.actor, self.learner = ex.ActorCritic().to(ex.ACTOR), ex.ActorCritic().to(ex.DEVICE)
+        self.actor.load_state_dict(self.learner.state_dict())
+        self.opt = torch.optim.Adam(self.learner.parameters(), ex.LR, fused=True)
+        self.it, self.contacts = 0, [0.0]
+        self.iteration()  # warm-up
+
+    def physics(self) -> dict[str, float]:
+        """Raw physics: ``physics_steps`` control steps of the batch alone, the controls held."""
+        t = time.perf_counter()
+        for _ in range(self.physics_steps):
+            self.timed._batch.step(nstep=self.ex.DECIMATION)
+        return {"physics_us": 1e6 * (time.perf_counter() - t) / (self.physics_steps * self.ex.DECIMATION * self.n)}
+
+    def iteration(self) -> dict[str, float]:
+        """One iteration of the example's ``train`` loop: the rollout with ``gae`` (our ``collect()`` computes the
+        returns too), then ``update`` and the copy into the actor."""
+        ex, opt, timed = self.ex, self.opt, self.timed
+        opt.param_groups[0]["lr"] = float(np.interp(self.it, (0, ex.LR_TO), (ex.LR, ex.LR_END)))
+        timed.seconds, timed.substeps = 0.0, 0
+        t0 = time.perf_counter()
+        batch, _ = ex.rollout(self.actor, self.env)
+        targets = ex.gae(batch)
+        t1 = time.perf_counter()
+        ex.update(self.learner, opt, batch, *targets)
+        self.actor.load_state_dict(self.learner.state_dict())
+        t2 = time.perf_counter()
+        self.it += 1
+        self.contacts.append(contacts_now(self.env))
+        return {"rollout_us": 1e6 * (t1 - t0) / (ex.HORIZON * ex.DECIMATION * self.n),
+                "rollout_physics_us": 1e6 * timed.seconds / (timed.substeps * self.n),
+                "samples_per_s": ex.HORIZON * self.n / (t2 - t0), "update_s": t2 - t1}
+
+    def setup(self) -> dict[str, Any]:
+        return setup_of(self.ex, self.env, self.adapted, float(np.mean(self.contacts[1:])))
+
+
+def serve(side: Any) -> None:
+    """Answer the commands read from stdin (``physics``, ``iteration``, ``setup``; ``quit`` or the end ends it),
+    each with one ``MARK`` line of JSON; the first such line says the side is built."""
+    print(MARK + json.dumps({"ready": True}), flush=True)
+    for line in sys.stdin:
+        command = line.strip()
+        if command == "quit":
+            break
+        if command not in ("physics", "iteration", "setup"):
+            raise SystemExit(f"unknown command {command!r}: expected physics, iteration, setup or quit")
+        print(MARK + json.dumps(getattr(side, command)()), flush=True)
+
+
+def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--mjbatch-src", type=Path, required=True)
     p.add_argument("--go1", type=Path, required=True)
     p.add_argument("--num-envs", type=int, default=1024)
-    p.add_argument("--iterations", type=int, default=3)
     p.add_argument("--physics-steps", type=int, default=20)
     p.add_argument("--torch-threads", type=int, default=0, help="torch.set_num_threads (0: torch's default)")
-    args = p.parse_args(argv)
-    if args.torch_threads:
-        torch.set_num_threads(args.torch_threads)
-    adapted: list[str] = []
-    ex = load_example(args.mjbatch_src, args.go1, adapted)
-    ex.NUM_ENVS = n = args.num_envs  # the example's rollout buffers read it
-    torch.manual_seed(ex.SEED)
-    env = ex.Go1(n, seed=ex.SEED)
-    env.batch = timed = TimedBatch(env.batch)
-    actor, learner = ex.ActorCritic().to(ex.ACTOR), ex.ActorCritic().to(ex.DEVICE)
-    actor.load_state_dict(learner.state_dict())
-    opt = torch.optim.Adam(learner.parameters(), ex.LR, fused=True)
-    iteration(ex, env, actor, learner, opt, 0)  # warm-up
-    t = time.perf_counter()
-    for _ in range(args.physics_steps):  # raw physics, the controls held
-        timed._batch.step(nstep=ex.DECIMATION)
-    physics_s = time.perf_counter() - t
-    timed.seconds, timed.substeps = 0.0, 0
-    rollout_s = update_s = 0.0
-    contacts = []
-    for it in range(1, args.iterations + 1):
-        r, u = iteration(ex, env, actor, learner, opt, it)
-        rollout_s, update_s = rollout_s + r, update_s + u
-        contacts.append(contacts_now(env))
-    world_substeps = args.iterations * ex.HORIZON * ex.DECIMATION * n
-    result = {"physics_us": 1e6 * physics_s / (args.physics_steps * ex.DECIMATION * n),
-              "rollout_us": 1e6 * rollout_s / world_substeps,
-              "rollout_physics_us": 1e6 * timed.seconds / (timed.substeps * n),
-              "samples_per_s": args.iterations * ex.HORIZON * n / (rollout_s + update_s),
-              "update_s": update_s / args.iterations, "setup": setup_of(ex, env, adapted, float(np.mean(contacts)))}
-    print(MARK + json.dumps(result), flush=True)
-    return result
+    serve(TheirSide(p.parse_args(argv)))
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ import mujoco
 import pytest
 
 from bench import mjbatch_side_by_side as sbs
+from bench.mjbatch_theirs import MARK as theirs_mark
 from bench.mjbatch_theirs import adapt
 from contract.errors import UserError
 
@@ -36,7 +37,7 @@ def fake_checkout(tmp_path: Path) -> Path:
 
 def test_defaults_and_bad_counts():
     args = sbs.parse([])
-    assert (args.num_envs, args.iterations, args.rounds, args.venv) == (1024, 3, 3, sbs.DEFAULT_VENV)
+    assert (args.num_envs, args.rounds, args.torch_threads, args.venv) == (1024, 5, 0, sbs.DEFAULT_VENV)
     with pytest.raises(UserError, match=r"^--rounds 0: must be an integer >= 1$"):
         sbs.parse(["--rounds", "0"])
     with pytest.raises(UserError, match=r"^--torch-threads -1: must be 0 \(each side's default\) or a count >= 1$"):
@@ -105,9 +106,15 @@ def test_children_commands_and_their_one_json_line(tmp_path):
     assert cmds["quadruped-flat"][:5] == [sys.executable, "-m", "bench.mjbatch_ours", "--task", "quadruped-flat"]
     for cmd in cmds.values():  # both sides get the same sizes and threads
         assert cmd[cmd.index("--num-envs") + 1] == "8" and cmd[cmd.index("--torch-threads") + 1] == "0"
-    assert sbs.child_json(f"noise\n{sbs.MARK}" + '{"physics_us": 1.5}\n') == {"physics_us": 1.5}
-    with pytest.raises(RuntimeError, match="expected one SIDE_BY_SIDE_JSON line from the child, got 0"):
-        sbs.child_json("Traceback ...")
+    assert sbs.parse_reply(sbs.MARK + '{"physics_us": 1.5}\n') == {"physics_us": 1.5}
+    assert sbs.parse_reply("UserWarning: Attach conflict\n") is None
+    assert sbs.MARK == theirs_mark  # the children answer with the mark the bench reads
+
+
+def test_a_child_that_dies_is_reported_with_its_stderr(tmp_path):
+    cmd = [sys.executable, "-c", "import sys; print('boom', file=sys.stderr); sys.exit(3)"]
+    with pytest.raises(RuntimeError, match=r"ended \(exit 3\):\nboom"):
+        sbs.Child("broken", cmd, {})
 
 
 def test_a_go2_style_file_gets_the_go1_names_the_example_reads():
