@@ -91,6 +91,7 @@ class OurSide:
         self.contacts.append(contacts_now(self.env.model, self.sim))
         sub, steps = self.sim.nsubsteps, runner.storage.T
         return {"rollout_us": 1e6 * (t1 - t0) / (steps * sub * self.n),
+                "rollout_step_us": 1e6 * (t1 - t0) / (steps * self.n),
                 "rollout_physics_us": 1e6 * clock.seconds / (clock.calls * sub * self.n),
                 "samples_per_s": steps * self.n / (t2 - t0), "update_s": t2 - t1}
 

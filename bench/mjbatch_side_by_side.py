@@ -23,7 +23,8 @@ seconds on a shared machine, falls on both sides alike. A round is:
   ``train`` loop; ours: ``runner.alg.update()``): end-to-end samples/s.
 
 Times per physics substep are microseconds per world-substep (seconds / (control steps x worlds x substeps)), so a
-different decimation or timestep on each side is counted per substep (not per simulated second). A ratio is ours'
+different decimation or timestep on each side is counted per substep; the rollout is also given per world-control-step
+(per simulated second when both sides step their policies at the same rate). A ratio is ours'
 speed over theirs': theirs' us / ours' us, and ours' samples/s / theirs' (above 1: ours faster); each round's ratio
 is taken from the numbers of that round, and the table gives their median over the rounds with the range.
 """
@@ -51,10 +52,11 @@ EXAMPLE = Path("examples") / "go1_joystick.py"
 """The example's file inside a checkout of the mjbatch repository."""
 PINS = ("mjbatch==0.1.4", "mujoco==3.14.0")
 """What ``--setup`` installs into the bench venv (mjbatch 0.1.4's METADATA: ``Requires-Dist: mujoco==3.14.0``)."""
-METRICS = ("physics_us", "rollout_us", "rollout_physics_us", "samples_per_s")
+METRICS = ("physics_us", "rollout_us", "rollout_physics_us", "rollout_step_us", "samples_per_s")
 """Each child's timed numbers: us per world-substep of raw physics, of the rollout and of the physics inside the
-rollout; end-to-end samples/s."""
-FASTER_IS_LOWER = {"physics_us": True, "rollout_us": True, "rollout_physics_us": True, "samples_per_s": False}
+rollout; us per world-control-step of the rollout; end-to-end samples/s."""
+FASTER_IS_LOWER = {"physics_us": True, "rollout_us": True, "rollout_physics_us": True, "rollout_step_us": True,
+                   "samples_per_s": False}
 """Whether a smaller value of the metric is the faster side (then the ratio is theirs / ours)."""
 MARK = "SIDE_BY_SIDE_JSON "
 """The prefix of the one line of JSON a child prints."""
@@ -217,6 +219,7 @@ def summarize(rounds: list[dict[str, dict[str, Any]]], task: str) -> dict[str, d
 
 LABELS = {"physics_us": "raw physics, us per world-substep", "rollout_us": "rollout, us per world-substep",
           "rollout_physics_us": "physics inside the rollout, us per world-substep",
+          "rollout_step_us": "rollout, us per world-control-step",
           "samples_per_s": "end to end, samples/s"}
 
 

@@ -170,6 +170,7 @@ class TheirSide:
         self.it += 1
         self.contacts.append(contacts_now(self.env))
         return {"rollout_us": 1e6 * (t1 - t0) / (ex.HORIZON * ex.DECIMATION * self.n),
+                "rollout_step_us": 1e6 * (t1 - t0) / (ex.HORIZON * self.n),
                 "rollout_physics_us": 1e6 * timed.seconds / (timed.substeps * self.n),
                 "samples_per_s": ex.HORIZON * self.n / (t2 - t0), "update_s": t2 - t1}
 

@@ -85,10 +85,11 @@ def test_our_tasks_default_to_the_builtin_quadruped_and_the_same_file_by_name(tm
 def test_ratios_are_ours_speed_over_theirs_per_round():
     assert sbs.ratio("rollout_us", 2.0, 3.0) == pytest.approx(1.5)  # ours takes 2 us, theirs 3: ours 1.5x
     assert sbs.ratio("samples_per_s", 2.0, 4.0) == pytest.approx(0.5)
-    rounds = [{"t": {"physics_us": 1.0, "rollout_us": 4.0, "rollout_physics_us": 1.0, "samples_per_s": 10.0},
-               "theirs": {"physics_us": 2.0, "rollout_us": 2.0, "rollout_physics_us": 1.0, "samples_per_s": 5.0}},
-              {"t": {"physics_us": 3.0, "rollout_us": 2.0, "rollout_physics_us": 1.0, "samples_per_s": 30.0},
-               "theirs": {"physics_us": 3.0, "rollout_us": 1.0, "rollout_physics_us": 1.0, "samples_per_s": 60.0}}]
+    same = {"rollout_physics_us": 1.0, "rollout_step_us": 1.0}
+    rounds = [{"t": {"physics_us": 1.0, "rollout_us": 4.0, "samples_per_s": 10.0, **same},
+               "theirs": {"physics_us": 2.0, "rollout_us": 2.0, "samples_per_s": 5.0, **same}},
+              {"t": {"physics_us": 3.0, "rollout_us": 2.0, "samples_per_s": 30.0, **same},
+               "theirs": {"physics_us": 3.0, "rollout_us": 1.0, "samples_per_s": 60.0, **same}}]
     s = sbs.summarize(rounds, "t")
     # the median of each round's ratio (2.0 and 1.0), not the ratio of the medians (2.5 / 2.0 = 1.25)
     assert s["physics_us"] == {"ours": 2.0, "theirs": 2.5, "ratio": 1.5, "ratio_min": 1.0, "ratio_max": 2.0}
