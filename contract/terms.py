@@ -1,15 +1,15 @@
 """Every observation term, declared once: its unit and meaning, what supplies it on a robot, and its value from a
 robot's reading in numpy.
 
-The trainer's families list the terms they observe, in order, with their training details (width, scale, noise,
-mirror: ``envs/tasks/obs_table.py``), each row naming a term declared here (a row that does not is refused when
-the table is built). Deployment reads nothing else: sim2sim (``deploy/sim2sim.py``) and the robot-side runtime
-(``deploy/runtime/observation.py``) both turn a ``Reading`` into the observation with ``build``, so the two cannot
-disagree; the runtime refuses a policy whose terms need a source its robot lacks (``deploy/runtime/supply.py``);
-docs/deploy.md's term table is ``contract.schema.markdown()``.
+The trainer's families list the terms they observe, in order, with their training details (value, width, scale,
+bound, noise, mirror: ``envs/tasks/obs_table.py``), each row naming a term declared here (a row that does not is
+refused when the table is built). Deployment reads nothing else: sim2sim (``deploy/sim2sim.py``) and the
+robot-side runtime (``deploy/runtime/observation.py``) both turn a ``Reading`` into the observation with
+``build``, so the two cannot disagree; the runtime refuses a policy whose terms need a source its robot lacks
+(``deploy/runtime/supply.py``); docs/deploy.md's term table is ``contract.schema.markdown()``.
 
-A new term is one ``Term`` here (with ``build`` if a robot can supply it), one row in a family's table and its
-torch value and bound in the family's ``observations.py``.
+A new term is one ``Term`` here (with ``build`` if a robot can supply it) and one row in a family's table (its
+torch value, bound, scale, noise, clip and mirror).
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@
     parts.py            TaskParts: what a family assembles for the step recipe, typed by its view and quantities
     mujoco_config.py    MujocoEnvConfig: the batch and the backend (every family's config extends it)
     state.py            per-env task state declared once (TaskState, per_env)
-    obs_table.py        ObsTerm: a family's observation terms as one table (plain data)
-    observations.py     ObservationLayout: layout, noise, export scales, mirror rules derived from the table
+    obs_table.py        ObsTerm: a family's observation terms as one table, each row whole (plain data)
+    observations.py     ObservationLayout: layout, values, noise, bounds, export, mirror; the shared observe ending
     history.py          an observation history: the policy's last frames, oldest first
     reward_terms.py     a family's reward terms by name (RewardTerms) and their weights from a config dataclass
     graphed_step.py     the task logic of a step captured and replayed as a CUDA graph

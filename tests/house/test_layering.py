@@ -1,5 +1,6 @@
-"""Import layers between the top-level packages (including imports inside functions), and no import circle
-between modules.
+"""Import layers between the top-level packages (including imports inside functions and type-only ones), and no
+import circle between modules (an import under ``if TYPE_CHECKING:`` is a type's reference, not an import: a
+family's torch-free observation table names its config's type, the config checks names against the table).
 
 Each package imports only the floors below it (``ALLOWED``): ``contract`` (torch-free declarations shared by the
 trainer and deployment) at the bottom; ``rl_core`` (the learning side: nothing of the env side, whose contract is
@@ -126,8 +127,18 @@ def test_tools_and_bench_do_not_edit_sys_path():
     assert (ROOT / "tools" / "__init__.py").is_file() and (ROOT / "bench" / "__init__.py").is_file()
 
 
+def _type_only(tree: ast.AST) -> set[int]:
+    """The ids of the nodes under an ``if TYPE_CHECKING:`` (not its ``else``)."""
+    out: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            out |= {id(n) for stmt in node.body for n in ast.walk(stmt)}
+    return out
+
+
 def module_graph(root: Path = ROOT) -> dict[str, set[str]]:
-    """Module -> the project modules it imports (``from pkg import submodule`` counts as the submodule)."""
+    """Module -> the project modules it imports at run time (``from pkg import submodule`` counts as the
+    submodule; imports under ``if TYPE_CHECKING:`` do not count)."""
     mods = {}
     for u in UNITS:
         paths = python_files(root / u) if (root / u).is_dir() else [root / f"{u}.py"]
@@ -138,7 +149,11 @@ def module_graph(root: Path = ROOT) -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {m: set() for m in mods}
     for m, p in mods.items():
         package = m if p.name == "__init__.py" else m.rpartition(".")[0]
-        for node in ast.walk(ast.parse(p.read_text())):
+        tree = ast.parse(p.read_text())
+        skip = _type_only(tree)
+        for node in ast.walk(tree):
+            if id(node) in skip:
+                continue
             if isinstance(node, ast.Import):
                 names = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom):
@@ -161,3 +176,16 @@ def test_no_import_circle_between_modules():
     graph = module_graph()
     cycle = find_cycle({m: dict.fromkeys(deps, []) for m, deps in graph.items()})
     assert cycle is None, " -> ".join(cycle or [])
+
+
+def test_a_type_only_import_closes_no_circle_and_a_run_time_one_does(tmp_path):
+    (tmp_path / "envs").mkdir()
+    (tmp_path / "envs" / "table.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                                "    from envs.config import C\n")
+    (tmp_path / "envs" / "config.py").write_text("from envs.table import T\n")
+    graph = module_graph(tmp_path)
+    assert find_cycle({m: dict.fromkeys(deps, []) for m, deps in graph.items()}) is None
+    (tmp_path / "envs" / "table.py").write_text("from envs.config import C\n")
+    graph = module_graph(tmp_path)
+    assert find_cycle({m: dict.fromkeys(deps, []) for m, deps in graph.items()}) == [
+        "envs.config", "envs.table", "envs.config"]

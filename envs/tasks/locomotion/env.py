@@ -75,7 +75,6 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
 
     def __init__(self, cfg: LocomotionEnvConfig, robot: RobotSpec, device: torch.device | str = "cpu"):
         self.cfg = cfg
-        observations.check()
         self.terrain = generate(cfg.terrain) if cfg.terrain.type == "generated" else None
         self.robot: ResolvedRobot = build(robot, cfg.collisions, cfg.solver_iterations, cfg.ls_iterations,
                                           self.terrain)
@@ -110,7 +109,7 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
                            self.model.nv)
         self.obs_sources = observations.Sources(self.default_joint_pos, self.ground, cfg)
         """What the observation terms read besides the step and the state."""
-        self.obs_bound = observations.bounds(self.obs, observations.BoundInputs(self.bounds, cfg, rb), self.device)
+        self.obs_bound = self.obs.bounds(observations.BoundInputs(self.bounds, cfg, rb))
         """Per column of the noise-free observation: the largest magnitude a world within the speed bounds can
         show; a world beyond it (or a non-finite value) has diverged."""
         self.randomizer = Randomizer(cfg.randomization, self.model, self.adr, self.default_joint_pos,

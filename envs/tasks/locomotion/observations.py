@@ -1,15 +1,14 @@
-"""The velocity-tracking task's observation values and bounds, for the terms of its table (``obs_table.py``).
+"""What the velocity-tracking task's observation terms read (``obs_table.py`` declares each term whole).
 
-``values`` gives each term's raw value from a step, ``bounds`` the largest
-magnitude each column of the noise-free observation may show in a world within the robot's speed bounds. The
-layout, the noise vector, the exported ``obs_layout`` / ``obs_scales``, the mirror and sim2sim's observation all
-derive from ``obs_table.TABLE``; ``check`` fails at build time if ``values`` or ``bounds`` miss a term.
+``Inputs`` is what a term's value reads of a step (the step's view ``s``, the task state of the observed envs, the
+sources resolved once), ``BoundInputs`` what its bound is derived from (the speed bounds, the config, the robot).
+The layout, values, noise, bounds, the exported ``obs_layout`` / ``obs_scales``, the mirror and sim2sim's
+observation all derive from ``obs_table.TABLE`` (``envs/tasks/observations.py``).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -20,11 +19,9 @@ from envs.tasks.locomotion.config import LocomotionEnvConfig
 from envs.tasks.locomotion.obs_table import OBS_SCALES, TABLE, TERM_NAMES
 from envs.tasks.locomotion.state import LocomotionState
 from envs.tasks.locomotion.step import Step
-from envs.tasks.observations import ObservationLayout
 from envs.terrain.ground import Ground
 
-_S = OBS_SCALES
-__all__ = ["OBS_SCALES", "TABLE", "TERM_NAMES", "Sources", "bounds", "check", "values"]
+__all__ = ["OBS_SCALES", "TABLE", "TERM_NAMES", "BoundInputs", "Inputs", "Sources"]
 
 
 @dataclass(frozen=True)
@@ -39,20 +36,28 @@ class Sources:
     """The task's config (``height_scan``)."""
 
 
-def values(src: Sources, s: Step, state: LocomotionState, rows: torch.Tensor | None = None
-           ) -> dict[str, torch.Tensor]:
-    """Each term's raw value for the envs of ``s`` (``rows`` of all envs: None for all)."""
-    def own(x: torch.Tensor) -> torch.Tensor:  # task state of the observed envs
-        return x if rows is None else x[rows]
+@dataclass(frozen=True)
+class Inputs:
+    """What a term's value reads for the envs of a step's view."""
 
-    out = {"base_lin_vel": s.lin_vel_b, "base_ang_vel": s.ang_vel_b, "projected_gravity": s.gravity_b,
-           "commands": own(state.commands), "joint_pos": s.joint_pos - src.default_joint_pos,
-           "joint_vel": s.joint_vel, "last_actions": own(state.last_actions)}
-    scan = src.cfg.height_scan
-    if scan.enabled:
-        heights = src.ground.scan(s.r.qpos[:, s.adr.base_pos], s.yaw) - scan.offset
-        out["height_scan"] = heights.clamp(-scan.clip, scan.clip)
-    return out
+    s: Step
+    """The step's view (the observed envs)."""
+    state: LocomotionState
+    """The task state of all envs (``own`` selects the observed ones)."""
+    src: Sources
+    """What the terms read besides."""
+    rows: torch.Tensor | None
+    """The observed envs' rows of all envs (None: all)."""
+
+    def own(self, x: torch.Tensor) -> torch.Tensor:
+        """The observed envs' rows of a task state tensor."""
+        return x if self.rows is None else x[self.rows]
+
+    def height_scan(self) -> torch.Tensor:
+        """Base height over the ground at each scan point, minus the offset, clipped (m)."""
+        s, scan = self.s, self.src.cfg.height_scan
+        heights = self.src.ground.scan(s.r.qpos[:, s.adr.base_pos], s.yaw) - scan.offset
+        return heights.clamp(-scan.clip, scan.clip)
 
 
 @dataclass(frozen=True)
@@ -63,40 +68,16 @@ class BoundInputs:
     cfg: LocomotionEnvConfig
     robot: ResolvedRobot
 
+    def joint_ranges(self) -> list[float]:
+        """Per joint: the farthest a limited joint can be from its default angle, + 1 rad (soft limits give)."""
+        out = []
+        for (lo, hi), default in zip(self.robot.joint_range, self.robot.default_joint_pos, strict=True):
+            limited = lo is not None and hi is not None and lo < hi
+            out.append(max(abs(lo - default), abs(hi - default)) + 1.0 if limited  # type: ignore[operator]
+                       else math.inf)
+        return out
 
-def _joint_ranges(b: BoundInputs) -> list[float]:
-    """Per joint: the farthest a limited joint can be from its default angle, + 1 rad (soft limits give)."""
-    out = []
-    for (lo, hi), default in zip(b.robot.joint_range, b.robot.default_joint_pos, strict=True):
-        limited = lo is not None and hi is not None and lo < hi
-        out.append(max(abs(lo - default), abs(hi - default)) + 1.0 if limited else math.inf)  # type: ignore[operator]
-    return out
-
-
-BOUNDS: dict[str, Callable[[BoundInputs, int], list[float]]] = {
-    "base_lin_vel": lambda b, n: [b.speed.base_lin_vel * _S["lin_vel"]] * n,
-    "base_ang_vel": lambda b, n: [b.speed.base_ang_vel * _S["ang_vel"]] * n,
-    "projected_gravity": lambda b, n: [1.0] * n,
-    "commands": lambda b, n: [max(abs(v) for v in b.cfg.commands.lin_vel_x) * _S["lin_vel"],
-                              max(abs(v) for v in b.cfg.commands.lin_vel_y) * _S["lin_vel"],
-                              max(abs(v) for v in b.cfg.commands.yaw_rate) * _S["ang_vel"]],
-    "joint_pos": lambda b, n: _joint_ranges(b),
-    "joint_vel": lambda b, n: [v * _S["joint_vel"] for v in b.speed.joint_vel],
-    "last_actions": lambda b, n: [b.cfg.clip_actions] * n,
-    "height_scan": lambda b, n: [b.cfg.height_scan.clip * _S["height_scan"]] * n,
-}
-"""Per term: the largest magnitude of each of its noise-free columns in a world within the speed bounds."""
-
-
-def bounds(layout: ObservationLayout, b: BoundInputs, device: torch.device) -> torch.Tensor:
-    """The bound of each column of the full noise-free observation (a world beyond it has diverged), finite."""
-    bound = [v for name, n in layout.full for v in BOUNDS[name](b, n)]
-    finite = torch.finfo(torch.float32).max  # an unlimited column: any finite value (inf and NaN fail the check)
-    return (torch.tensor(bound, dtype=torch.float32, device=device) * (1.0 + 1e-4)).clamp(max=finite)
-
-
-def check() -> None:
-    """Every term of ``TABLE`` has a bound (values are checked at the first observation, by name)."""
-    missing = [name for name in TERM_NAMES if name not in BOUNDS]
-    if missing:
-        raise ValueError(f"observation terms without a bound: {', '.join(missing)}")
+    def command_ranges(self) -> list[float]:
+        """The largest commanded magnitude of vx, vy (m/s) and the yaw rate (rad/s)."""
+        c = self.cfg.commands
+        return [max(abs(v) for v in c.lin_vel_x), max(abs(v) for v in c.lin_vel_y), max(abs(v) for v in c.yaw_rate)]

@@ -7,9 +7,10 @@ import torch
 
 from envs.tasks.history import History
 from envs.tasks.locomotion import observations
+from envs.tasks.locomotion.config import LocomotionEnvConfig
 from envs.tasks.locomotion.state import LocomotionState
 from envs.tasks.locomotion.step import Step
-from envs.tasks.observations import ObservationLayout
+from envs.tasks.observations import ObservationLayout, finite
 from rl_core.env_api import Obs
 
 WRITES = ("past_frames",)
@@ -22,9 +23,9 @@ class Observer:
     ``generator`` for all ``num_envs`` envs). ``critic``: None (no critic group), ``"exact"`` (the noise-free
     terms) or ``"privileged"`` (those and the privileged terms)."""
 
-    def __init__(self, layout: ObservationLayout, sources: observations.Sources, state: LocomotionState,
-                 history: History, bound: torch.Tensor, critic: str | None, generator: torch.Generator,
-                 num_envs: int):
+    def __init__(self, layout: ObservationLayout[observations.Inputs, LocomotionEnvConfig],
+                 sources: observations.Sources, state: LocomotionState, history: History, bound: torch.Tensor,
+                 critic: str | None, generator: torch.Generator, num_envs: int):
         self.layout, self.sources, self.state, self.history, self.bound = layout, sources, state, history, bound
         self.critic, self.generator, self.num_envs = critic, generator, num_envs
 
@@ -36,21 +37,16 @@ class Observer:
         noise and the policy's columns are finite where the noise-free values are); None without. ``rows``: ``v``
         holds these envs only (the noise is still drawn for all envs, so the random stream and every observed value
         are those of a full observation)."""
-        state, layout = self.state, self.layout
-        exact = layout.exact(observations.values(self.sources, v, state, rows))
-        obs = layout.for_policy(layout.noisy(exact, self.generator, self.num_envs, rows))
-        obs = self.history.stack(state.past_frames if rows is None else state.past_frames[rows], obs)
-        out = {"policy": torch.nan_to_num(obs, nan=0.0, posinf=0.0, neginf=0.0)}
-        privileged = None
+        state = self.state
+        exact, obs, bad = self.layout.observe(observations.Inputs(v, state, self.sources, rows), self.bound,
+                                              self.generator, self.num_envs, rows, check)
+        out = {"policy": self.history.stack(state.past_frames if rows is None else state.past_frames[rows], obs)}
         if self.critic is not None:
             privileged = state.privileged if rows is None else state.privileged[rows]
             critic = torch.cat([exact, privileged], dim=1) if self.critic == "privileged" else exact
-            out["critic"] = torch.nan_to_num(critic, nan=0.0, posinf=0.0, neginf=0.0)
-        if not check:
-            return out, None
-        bad = ~(exact.abs() <= self.bound).all(dim=1)
-        if privileged is not None and self.critic == "privileged":  # the critic's other columns
-            bad = bad | ~torch.isfinite(privileged).all(dim=1)
+            out["critic"] = finite(critic)
+            if bad is not None and self.critic == "privileged":  # the critic's other columns
+                bad = bad | ~torch.isfinite(privileged).all(dim=1)
         return out, bad
 
     def keep_history(self, obs: Obs) -> None:

@@ -14,23 +14,7 @@ import torch
 
 from envs.tasks.locomotion.obs_table import OBS_SCALES
 from envs.tasks.obs_table import ObsTerm, declared
-
-_S = OBS_SCALES
-TABLE = declared((
-    ObsTerm("base_lin_vel", 3, _S["lin_vel"], "noise.lin_vel"),
-    ObsTerm("base_ang_vel", 3, _S["ang_vel"], "noise.ang_vel"),
-    ObsTerm("projected_gravity", 3, 1.0, "noise.gravity"),
-    ObsTerm("joint_pos", "joints", _S["joint_pos"], "noise.joint_pos"),
-    ObsTerm("joint_vel", "joints", _S["joint_vel"], "noise.joint_vel"),
-    ObsTerm("last_actions", "joints", 1.0),
-    ObsTerm("motion_joint_pos", "motion_joints", 1.0),
-    ObsTerm("motion_joint_vel", "motion_joints", _S["joint_vel"]),
-    ObsTerm("motion_anchor_pos", 3, 1.0),
-    ObsTerm("motion_anchor_ori", 6, 1.0),
-    ObsTerm("motion_phase", 1, 1.0),
-))
-"""The policy's observation terms in order."""
-TERM_NAMES = tuple(t.name for t in TABLE)
+from envs.tasks.track.config import TrackEnvConfig
 
 
 @dataclass(frozen=True)
@@ -64,12 +48,42 @@ class Ahead:
     """``[n]`` the share of the clip played."""
 
 
-def values(robot: Robot, ahead: Ahead, default: torch.Tensor, last_actions: torch.Tensor) -> dict[str, torch.Tensor]:
-    """Each term's raw value (``[n, size]``)."""
-    rot_t = robot.anchor_rot.transpose(1, 2)
-    rel = rot_t @ ahead.anchor_rot
-    return {"base_lin_vel": robot.lin_vel_b, "base_ang_vel": robot.ang_vel_b, "projected_gravity": robot.gravity_b,
-            "joint_pos": robot.joint_pos - default, "joint_vel": robot.joint_vel, "last_actions": last_actions,
-            "motion_joint_pos": (ahead.joint_pos - default).flatten(1), "motion_joint_vel": ahead.joint_vel.flatten(1),
-            "motion_anchor_pos": (rot_t @ (ahead.anchor_pos - robot.anchor_pos).unsqueeze(-1)).squeeze(-1),
-            "motion_anchor_ori": rel[:, :, :2].transpose(1, 2).flatten(1), "motion_phase": ahead.phase.unsqueeze(1)}
+@dataclass(frozen=True)
+class Inputs:
+    """What the terms read: the robot, the reference ahead, the default pose ``[J]``, the last actions."""
+
+    robot: Robot
+    ahead: Ahead
+    default: torch.Tensor
+    last_actions: torch.Tensor
+
+    def anchor_pos(self) -> torch.Tensor:
+        """``[n, 3]`` the reference anchor's next position in the robot anchor's frame."""
+        rot_t = self.robot.anchor_rot.transpose(1, 2)
+        return (rot_t @ (self.ahead.anchor_pos - self.robot.anchor_pos).unsqueeze(-1)).squeeze(-1)
+
+    def anchor_ori(self) -> torch.Tensor:
+        """``[n, 6]`` the first two columns of the reference anchor's next orientation in the robot anchor's."""
+        rel = self.robot.anchor_rot.transpose(1, 2) @ self.ahead.anchor_rot
+        return rel[:, :, :2].transpose(1, 2).flatten(1)
+
+
+Row = ObsTerm[Inputs, None, TrackEnvConfig]
+"""A row of this family's table (no bounds: the observer's ``OBS_LIMIT`` holds for every column)."""
+_S = OBS_SCALES
+TABLE: tuple[Row, ...] = declared((
+    Row("base_lin_vel", 3, _S["lin_vel"], value=lambda x: x.robot.lin_vel_b, noise=lambda c: c.noise.lin_vel),
+    Row("base_ang_vel", 3, _S["ang_vel"], value=lambda x: x.robot.ang_vel_b, noise=lambda c: c.noise.ang_vel),
+    Row("projected_gravity", 3, 1.0, value=lambda x: x.robot.gravity_b, noise=lambda c: c.noise.gravity),
+    Row("joint_pos", "joints", _S["joint_pos"], value=lambda x: x.robot.joint_pos - x.default,
+        noise=lambda c: c.noise.joint_pos),
+    Row("joint_vel", "joints", _S["joint_vel"], value=lambda x: x.robot.joint_vel, noise=lambda c: c.noise.joint_vel),
+    Row("last_actions", "joints", 1.0, value=lambda x: x.last_actions),
+    Row("motion_joint_pos", "motion_joints", 1.0, value=lambda x: (x.ahead.joint_pos - x.default).flatten(1)),
+    Row("motion_joint_vel", "motion_joints", _S["joint_vel"], value=lambda x: x.ahead.joint_vel.flatten(1)),
+    Row("motion_anchor_pos", 3, 1.0, value=lambda x: x.anchor_pos()),
+    Row("motion_anchor_ori", 6, 1.0, value=lambda x: x.anchor_ori()),
+    Row("motion_phase", 1, 1.0, value=lambda x: x.ahead.phase.unsqueeze(1)),
+))
+"""The policy's observation terms in order."""
+TERM_NAMES = tuple(t.name for t in TABLE)

@@ -7,6 +7,7 @@ import torch
 
 from envs.tasks.observations import ObservationLayout
 from envs.tasks.track import observations
+from envs.tasks.track.config import TrackEnvConfig
 from envs.tasks.track.library import MotionLibrary
 from envs.tasks.track.state import TrackState
 from envs.tasks.track.view import View
@@ -20,11 +21,14 @@ class Observer:
     """The policy's observation (``future_frames`` reference frames ahead; ``anchor``: the anchor's index among
     the tracked bodies; the noise drawn from ``generator`` for all ``num_envs`` envs)."""
 
-    def __init__(self, layout: ObservationLayout, state: TrackState, library: MotionLibrary, anchor: int,
-                 future_frames: int, default: torch.Tensor, generator: torch.Generator, num_envs: int):
+    def __init__(self, layout: ObservationLayout[observations.Inputs, TrackEnvConfig], state: TrackState,
+                 library: MotionLibrary, anchor: int, future_frames: int, default: torch.Tensor,
+                 generator: torch.Generator, num_envs: int):
         self.layout, self.state, self.library, self.anchor = layout, state, library, anchor
         self.default, self.generator, self.num_envs = default, generator, num_envs
         self.ahead = torch.arange(1, future_frames + 1, device=default.device)
+        self.bound = layout.bounds(None, OBS_LIMIT)
+        """Every column: ``OBS_LIMIT``."""
 
     def __call__(self, v: View, rows: torch.Tensor | None = None, check: bool = True
                  ) -> tuple[Obs, torch.Tensor | None]:
@@ -35,7 +39,6 @@ class Observer:
         view = observations.Ahead(lib.joint_pos[idx], lib.joint_vel[idx], lib.body_pos[nxt, a], lib.body_rot[nxt, a],
                                   lib.phase(frame, rows))
         last = state.last_actions if rows is None else state.last_actions[rows]
-        exact = self.layout.exact(observations.values(v.robot(), view, self.default, last))
-        obs = self.layout.noisy(exact, self.generator, self.num_envs, rows)
-        bad = ~(exact.abs() <= OBS_LIMIT).all(dim=1) | ~torch.isfinite(obs).all(dim=1) if check else None
-        return {"policy": torch.nan_to_num(obs, nan=0.0, posinf=0.0, neginf=0.0)}, bad
+        x = observations.Inputs(v.robot(), view, self.default, last)
+        _, obs, bad = self.layout.observe(x, self.bound, self.generator, self.num_envs, rows, check)
+        return {"policy": obs}, bad

@@ -13,13 +13,15 @@ import pytest
 import torch
 
 from contract.terms import FROM_READING
-from envs.tasks.locomotion import observations, rewards
+from envs.tasks.locomotion import rewards
 from envs.tasks.locomotion.config import LocomotionEnvConfig, RewardScales
 from envs.tasks.locomotion.obs_table import TABLE, TERM_NAMES
 from envs.tasks.locomotion.state import LocomotionState
-from envs.tasks.obs_table import ObsTerm
-from envs.tasks.observations import ObservationLayout
+from envs.tasks.obs_table import ObsTerm, declared
+from envs.tasks.observations import BOUND_MARGIN, FLOAT32_MAX, ObservationLayout
+from envs.tasks.reach import observations as reach_obs
 from envs.tasks.state import TaskState, per_env
+from envs.tasks.track import observations as track_obs
 
 CPU = torch.device("cpu")
 
@@ -69,10 +71,15 @@ def _layout(table, exclude=(), noise=1.0):
     return ObservationLayout(table, {"joints": 2, "scan": 0}, exclude, cfg, noise, CPU)
 
 
-def test_the_layout_noise_export_and_mirror_come_from_the_table():
-    table = (ObsTerm("a", 3, 2.0, "noise.lin_vel", mirror="vector"), ObsTerm("b", "joints", (1.0, 3.0)),
-             ObsTerm("scan", "scan", 5.0, "height_scan.noise"),
-             ObsTerm("c", 1, 0.5, "noise.joint_vel", clip="noise.gravity"))
+def _read(name):
+    return lambda x: x[name]
+
+
+def test_the_layout_values_noise_bounds_export_and_mirror_come_from_the_table():
+    table = (ObsTerm("a", 3, 2.0, _read("a"), lambda b, n: [b] * n, lambda c: c.noise.lin_vel, mirror="vector"),
+             ObsTerm("b", "joints", (1.0, 3.0), _read("b"), lambda b, n: [1.0, 2.0]),
+             ObsTerm("scan", "scan", 5.0, _read("scan"), noise=lambda c: c.height_scan.noise),
+             ObsTerm("c", 1, 0.5, _read("c"), noise=lambda c: c.noise.joint_vel, clip=lambda c: c.noise.gravity))
     obs = _layout(table, exclude=("b",))
     assert obs.full == (("a", 3), ("b", 2), ("c", 1)) and obs.policy == (("a", 3), ("c", 1))  # size 0: left out
     assert obs.policy_columns is not None and obs.policy_columns.tolist() == [0, 1, 2, 5]
@@ -86,26 +93,41 @@ def test_the_layout_noise_export_and_mirror_come_from_the_table():
     assert exact[0].tolist() == [2.0, 2.0, 2.0, 1.0, 3.0, 5.0]
     noisy = obs.noisy(exact, torch.Generator().manual_seed(0), 4)
     assert (noisy[:, 5] <= cfg.noise.gravity * 0.5 + 1e-7).all()  # clipped at clip x scale
-    with pytest.raises(KeyError, match="'c' has no value"):
-        obs.exact({"a": values["a"], "b": values["b"]})
     with pytest.raises(ValueError, match="'b' is 3 wide, the layout says 2"):
         obs.exact({**values, "b": torch.ones(4, 3)})
+    # bounds: physical units x scale (once), with the margin; a row without a bound gets the family's limit
+    bound = obs.bounds(4.0, unbounded=7.0)
+    expected_bound = torch.tensor([8.0] * 3 + [1.0, 6.0], dtype=torch.float32) * BOUND_MARGIN
+    assert torch.equal(bound[:5], expected_bound) and bound[5].item() == 7.0
+    assert obs.bounds(4.0)[5].item() == FLOAT32_MAX  # no limit: only a non-finite value fails
+    # the shared ending: exact, the policy's noisy columns made finite, the check against the bounds
+    values["a"] = torch.tensor([[4.0, 0.0, 0.0], [4.1, 0.0, 0.0], [float("nan"), 0.0, 0.0], [0.0, 0.0, 0.0]])
+    out = obs.observe(values, bound, torch.Generator().manual_seed(0), 4)
+    assert out.bad is not None and out.bad.tolist() == [False, True, True, False]
+    assert out.policy.shape == (4, 4) and torch.isfinite(out.policy).all()
+
+
+def test_a_broken_row_fails_where_it_is_declared_or_first_read():
+    row = ObsTerm("joint_vel", "joints", 0.05, _read("joint_vel"), lambda b, n: [1.0] * n)
+    assert declared((row,), bounded=True) == (row,)
+    with pytest.raises(ValueError, match="not declared in contract/terms.py"):
+        declared((dataclasses.replace(row, name="joint_speed"),))
+    with pytest.raises(ValueError, match="without a value: joint_vel"):
+        declared((dataclasses.replace(row, value=None),))
+    with pytest.raises(ValueError, match="without a bound: joint_vel"):
+        declared((dataclasses.replace(row, bound=None),), bounded=True)
+    with pytest.raises(ValueError, match="'joint_vel': 3 bounds for 2 columns"):
+        _layout((dataclasses.replace(row, bound=lambda b, n: [1.0] * 3),)).bounds(None)
+    with pytest.raises(ValueError, match="joint_vel: 3 scales for 2 columns"):
+        _layout((dataclasses.replace(row, scale=(1.0, 1.0, 1.0)),))
 
 
 def test_every_locomotion_term_has_a_value_bound_and_a_deployment_builder():
-    observations.check()
+    assert declared(TABLE, bounded=True) == TABLE
     # sim2sim and the robot-side runtime both build the terms from a reading through the contract
     assert set(TERM_NAMES) <= set(FROM_READING), "the contract cannot build every term of the table from a reading"
     assert all(t.mirror in ("vector", "axial", "command", "joints", "none") for t in TABLE)
-    broken = dict(observations.BOUNDS)
-    del broken["joint_vel"]
-    original = observations.BOUNDS
-    observations.BOUNDS = broken
-    try:
-        with pytest.raises(ValueError, match="without a bound: joint_vel"):
-            observations.check()
-    finally:
-        observations.BOUNDS = original
+    assert all(declared(t) for t in (reach_obs.TABLE, track_obs.TABLE))
 
 
 def test_every_reward_weight_has_a_term_and_every_term_a_weight():
