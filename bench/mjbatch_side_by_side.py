@@ -17,6 +17,9 @@ seconds on a shared machine, falls on both sides alike. A round is:
 
 - physics: ``--physics-steps`` control steps of raw stepping of all worlds from their current states with the
   controls held (theirs: ``Batch.step(nstep=DECIMATION)``; ours: the backend's ``step``, ``decimation`` substeps);
+- the engines alone: the example's own model (its ``build_model``: solver, cone, timestep, feet-only contacts) from
+  its keyframe, servos holding it, on mjbatch 0.1.4 (the example's side) and on mujoco 4.0's ``mujoco.batch``
+  (``bench/mjbatch_engine.py``, the same model built by the same code under this venv's mujoco);
 - one training iteration: the rollout as each trainer collects it (theirs: the example's ``rollout`` and ``gae``:
   policy inference, task logic, resets, buffers, returns; ours: ``runner.collect()``: the same), with the physics
   inside it timed apart, then the update (theirs: ``update`` and copying the learner into the actor, as its
@@ -56,7 +59,12 @@ METRICS = ("physics_us", "rollout_us", "rollout_physics_us", "rollout_step_us", 
 """Each child's timed numbers: us per world-substep of raw physics, of the rollout and of the physics inside the
 rollout; us per world-control-step of the rollout; end-to-end samples/s."""
 FASTER_IS_LOWER = {"physics_us": True, "rollout_us": True, "rollout_physics_us": True, "rollout_step_us": True,
-                   "samples_per_s": False}
+                   "samples_per_s": False, "engine_us": True}
+ENGINE = "engine"
+"""The child (bench/mjbatch_engine.py) that steps the example's own model on mujoco 4.0's batch, against the
+example's side stepping it on mjbatch (its ``engine`` command)."""
+ENGINE_ROW = "the example's model on mujoco 4.0's batch"
+"""The table's row of the engines alone."""
 """Whether a smaller value of the metric is the faster side (then the ratio is theirs / ours)."""
 MARK = "SIDE_BY_SIDE_JSON "
 """The prefix of the one line of JSON a child prints."""
@@ -204,23 +212,30 @@ def ratio(metric: str, ours: float, theirs: float) -> float:
     return theirs / ours if FASTER_IS_LOWER[metric] else ours / theirs
 
 
+def compare(metric: str, ours: list[float], theirs: list[float]) -> dict[str, float]:
+    """Medians of both sides over the rounds, and the median, min and max of the per-round ratios (each ratio from
+    numbers of the same round)."""
+    ratios = [ratio(metric, a, b) for a, b in zip(ours, theirs, strict=True)]
+    return {"ours": statistics.median(ours), "theirs": statistics.median(theirs), "ratio": statistics.median(ratios),
+            "ratio_min": min(ratios), "ratio_max": max(ratios)}
+
+
 def summarize(rounds: list[dict[str, dict[str, Any]]], task: str) -> dict[str, dict[str, float]]:
-    """Per metric: medians of ours and theirs over the rounds, and the median, min and max of the per-round
-    ratios (each ratio from numbers of the same round)."""
-    out = {}
-    for m in METRICS:
-        ours = [r[task][m] for r in rounds]
-        theirs = [r["theirs"][m] for r in rounds]
-        ratios = [ratio(m, a, b) for a, b in zip(ours, theirs, strict=True)]
-        out[m] = {"ours": statistics.median(ours), "theirs": statistics.median(theirs),
-                  "ratio": statistics.median(ratios), "ratio_min": min(ratios), "ratio_max": max(ratios)}
-    return out
+    """Per metric of ``METRICS``: ``compare`` of our ``task`` against the example."""
+    return {m: compare(m, [r[task][m] for r in rounds], [r["theirs"][m] for r in rounds]) for m in METRICS}
+
+
+def summarize_engines(rounds: list[dict[str, dict[str, Any]]]) -> dict[str, dict[str, float]]:
+    """``compare`` of the engines alone: the example's model on mujoco 4.0's batch against mjbatch."""
+    return {"engine_us": compare("engine_us", [r[ENGINE]["engine_us"] for r in rounds],
+                                 [r["theirs"]["engine_us"] for r in rounds])}
 
 
 LABELS = {"physics_us": "raw physics, us per world-substep", "rollout_us": "rollout, us per world-substep",
           "rollout_physics_us": "physics inside the rollout, us per world-substep",
           "rollout_step_us": "rollout, us per world-control-step",
-          "samples_per_s": "end to end, samples/s"}
+          "samples_per_s": "end to end, samples/s",
+          "engine_us": "the same model, settings and states (the example's), raw physics, us per world-substep"}
 
 
 def format_table(summary: dict[str, dict[str, dict[str, float]]]) -> str:
@@ -239,8 +254,10 @@ def setup_line(setup: dict[str, Any]) -> str:
     """One line of a side's physics and threads, from its child's ``setup``."""
     line = (f"mujoco {setup.get('mujoco')}, {setup['substeps']} x {setup['timestep']} s, {setup['cone'].lower()} "
             f"cone, {setup['solver']} {setup['iterations']} it, {setup['integrator'].lower()}, "
-            f"{setup['ngeom']} geoms, {setup['contacts']:.1f} contacts per world, {setup['steps_per_env']} steps "
-            f"per env, physics threads {setup['physics_threads'] or 'all'}, torch threads {setup['torch_threads']}")
+            f"{setup['ngeom']} geoms, {setup['contacts']:.1f} contacts per world, physics threads "
+            f"{setup['physics_threads'] or 'all'}")
+    if setup.get("steps_per_env"):  # a training side
+        line += f", {setup['steps_per_env']} steps per env, torch threads {setup['torch_threads']}"
     for key in ("symmetry", "adapted"):
         if setup.get(key):
             line += f", {key}: {setup[key] if isinstance(setup[key], str) else '; '.join(setup[key])}"
@@ -255,6 +272,8 @@ def commands(args: argparse.Namespace, go1: Path, tasks: list[str]) -> dict[str,
                       "--mjbatch-src", str(args.mjbatch_src.resolve()), "--go1", str(go1), *common]}
     for task in tasks:
         out[task] = [sys.executable, "-m", "bench.mjbatch_ours", "--task", task, *common]
+    out[ENGINE] = [sys.executable, "-m", "bench.mjbatch_engine", "--mjbatch-src", str(args.mjbatch_src.resolve()),
+                   "--go1", str(go1), "--num-envs", str(args.num_envs), "--physics-steps", str(args.physics_steps)]
     return out
 
 
@@ -265,19 +284,25 @@ def child_env(go1: Path, environ: dict[str, str]) -> dict[str, str]:
     return env
 
 
+def round_jobs(names: list[str], k: int) -> list[tuple[str, str]]:
+    """Round ``k``'s (child, command) pairs, run one at a time: the sides' raw physics, the two engines on the
+    example's model, the sides' training iterations; each group's order reversed every other round."""
+    sides = [n for n in names if n != ENGINE]
+    groups = [[(n, "physics") for n in sides], [(ENGINE, "physics"), ("theirs", "engine")],
+              [(n, "iteration") for n in sides]]
+    return [job for group in groups for job in (group if k % 2 == 0 else group[::-1])]
+
+
 def run_rounds(children: dict[str, Child], rounds: int) -> list[dict[str, dict[str, Any]]]:
-    """``rounds`` rounds: every side's raw physics, then every side's iteration, one side at a time, the order
-    reversed every other round."""
+    """``rounds`` rounds of ``round_jobs``; every answer kept under its child's name."""
     out = []
     for k in range(rounds):
-        order = list(children) if k % 2 == 0 else list(reversed(children))
-        got: dict[str, dict[str, Any]] = {name: {} for name in order}
-        for command in ("physics", "iteration"):
-            for name in order:
-                got[name].update(children[name].ask(command))
-        for name in order:
-            print(f"round {k + 1}/{rounds} {name}: " + ", ".join(f"{m} {got[name][m]:.3g}" for m in METRICS)
-                  + f", update {got[name]['update_s']:.2f} s", flush=True)
+        got: dict[str, dict[str, Any]] = {name: {} for name in children}
+        for name, command in round_jobs(list(children), k):
+            got[name].update(children[name].ask(command))
+        for name, values in got.items():
+            print(f"round {k + 1}/{rounds} {name}: " + ", ".join(f"{m} {v:.3g}" for m, v in values.items()),
+                  flush=True)
         print(f"  load average {os.getloadavg()[0]:.1f}", flush=True)
         out.append(got)
     return out
@@ -312,7 +337,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     finally:
         for child in children.values():
             child.close()
-    summary = {task: summarize(rounds, task) for task in tasks}
+    summary = {task: summarize(rounds, task) for task in tasks} | {ENGINE_ROW: summarize_engines(rounds)}
     result = {"go1": str(go1), "num_envs": args.num_envs, "rounds": rounds, "summary": summary,
               "load_before": load_before, "load_after": os.getloadavg(), "setups": setups}
     print(f"\nthe same {args.num_envs} worlds per side, {args.rounds} rounds; load average {load_before[0]:.1f} "

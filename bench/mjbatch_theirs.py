@@ -32,6 +32,8 @@ import numpy as np
 import torch
 
 MARK = "SIDE_BY_SIDE_JSON "
+COMMANDS = ("physics", "iteration", "engine", "setup")
+"""What a side answers (a side without one of them fails on it)."""
 FEET = ("FR", "FL", "RR", "RL")
 """The foot names the example reads (geoms, sites and sensors)."""
 
@@ -115,16 +117,29 @@ def contacts_now(env: Any, worlds: int = 16) -> float:
     return float(np.mean(counts))
 
 
-def setup_of(ex: Any, env: Any, adapted: list[str], contacts: float) -> dict[str, Any]:
-    m = env.batch.model
+def setup_of(ex: Any, m: Any, physics_threads: int, adapted: list[str], contacts: float) -> dict[str, Any]:
+    """The physics settings of the example's model ``m`` as a side steps it, for the bench's printout."""
     return {"mujoco": mujoco.__version__, "timestep": float(m.opt.timestep), "substeps": int(ex.DECIMATION),
             "cone": mujoco.mjtCone(m.opt.cone).name.removeprefix("mjCONE_"),
             "solver": mujoco.mjtSolver(m.opt.solver).name.removeprefix("mjSOL_"),
             "iterations": int(m.opt.iterations), "ls_iterations": int(m.opt.ls_iterations),
             "integrator": mujoco.mjtIntegrator(m.opt.integrator).name.removeprefix("mjINT_"),
             "ngeom": int(m.ngeom), "nv": int(m.nv), "contacts": contacts, "steps_per_env": int(ex.HORIZON),
-            "physics_threads": int(env.batch.num_threads), "torch_threads": torch.get_num_threads(),
-            "adapted": adapted}
+            "physics_threads": physics_threads, "torch_threads": torch.get_num_threads(), "adapted": adapted}
+
+
+def engine_us(batch: Any, n: int, substeps: int, steps: int) -> float:
+    """Raw physics of the example's model from its keyframe, every servo holding the keyframe's joint angles:
+    us per world-substep of ``steps`` control steps. The same code steps an mjbatch ``Batch`` and a mujoco 4.0
+    ``mujoco.batch.Batch`` (same ``reset`` / ``bind`` / ``step``), so the two engines step the same model from the
+    same states."""
+    batch.reset(np.arange(n), keyframe=0)
+    qpos, ctrl = batch.bind("qpos"), batch.bind("ctrl")
+    ctrl[:] = qpos[:, 7:7 + ctrl.shape[1]]
+    t = time.perf_counter()
+    for _ in range(steps):
+        batch.step(nstep=substeps)
+    return 1e6 * (time.perf_counter() - t) / (steps * substeps * n)
 
 
 class TheirSide:
@@ -144,6 +159,7 @@ class TheirSide:
         self.actor, self.learner = ex.ActorCritic().to(ex.ACTOR), ex.ActorCritic().to(ex.DEVICE)
         self.actor.load_state_dict(self.learner.state_dict())
         self.opt = torch.optim.Adam(self.learner.parameters(), ex.LR, fused=True)
+        self.engine_batch = ex.Batch(self.env.batch.model, self.n)  # the same model, for ``engine``
         self.it, self.contacts = 0, [0.0]
         self.iteration()  # warm-up
 
@@ -174,20 +190,25 @@ class TheirSide:
                 "rollout_physics_us": 1e6 * timed.seconds / (timed.substeps * self.n),
                 "samples_per_s": ex.HORIZON * self.n / (t2 - t0), "update_s": t2 - t1}
 
+    def engine(self) -> dict[str, float]:
+        """``engine_us`` of mjbatch (bench/mjbatch_engine.py times mujoco 4.0's batch on the same model)."""
+        return {"engine_us": engine_us(self.engine_batch, self.n, self.ex.DECIMATION, self.physics_steps)}
+
     def setup(self) -> dict[str, Any]:
-        return setup_of(self.ex, self.env, self.adapted, float(np.mean(self.contacts[1:])))
+        return setup_of(self.ex, self.env.batch.model, int(self.env.batch.num_threads), self.adapted,
+                        float(np.mean(self.contacts[1:])))
 
 
 def serve(side: Any) -> None:
-    """Answer the commands read from stdin (``physics``, ``iteration``, ``setup``; ``quit`` or the end ends it),
+    """Answer the commands read from stdin (``COMMANDS``; ``quit`` or the end of the input ends it),
     each with one ``MARK`` line of JSON; the first such line says the side is built."""
     print(MARK + json.dumps({"ready": True}), flush=True)
     for line in sys.stdin:
         command = line.strip()
         if command == "quit":
             break
-        if command not in ("physics", "iteration", "setup"):
-            raise SystemExit(f"unknown command {command!r}: expected physics, iteration, setup or quit")
+        if command not in COMMANDS:
+            raise SystemExit(f"unknown command {command!r}: expected one of {', '.join(COMMANDS)} or quit")
         print(MARK + json.dumps(getattr(side, command)()), flush=True)
 
 

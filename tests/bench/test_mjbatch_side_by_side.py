@@ -99,14 +99,29 @@ def test_ratios_are_ours_speed_over_theirs_per_round():
     assert "| t | end to end, samples/s | 20 | 32 | 1.25x | 0.50-2.00x |" in table
 
 
+def test_a_round_runs_every_side_and_both_engines_the_order_flipped_every_other_round():
+    names = ["theirs", "quadruped-flat", sbs.ENGINE]
+    first = sbs.round_jobs(names, 0)
+    assert first == [("theirs", "physics"), ("quadruped-flat", "physics"), (sbs.ENGINE, "physics"),
+                     ("theirs", "engine"), ("theirs", "iteration"), ("quadruped-flat", "iteration")]
+    assert sbs.round_jobs(names, 1) == [first[1], first[0], first[3], first[2], first[5], first[4]]
+    rounds = [{sbs.ENGINE: {"engine_us": 10.0}, "theirs": {"engine_us": 20.0}},
+              {sbs.ENGINE: {"engine_us": 30.0}, "theirs": {"engine_us": 30.0}}]
+    assert sbs.summarize_engines(rounds)["engine_us"] == {"ours": 20.0, "theirs": 25.0, "ratio": 1.5,
+                                                           "ratio_min": 1.0, "ratio_max": 2.0}
+
+
 def test_children_commands_and_their_one_json_line(tmp_path):
     args = sbs.parse(["--venv", str(tmp_path / "v"), "--mjbatch-src", str(tmp_path), "--num-envs", "8"])
     cmds = sbs.commands(args, tmp_path / "go1.xml", ["quadruped-flat"])
     assert cmds["theirs"][:3] == [str(tmp_path / "v" / "bin" / "python"), "-P",
                                   str(ROOT / "bench" / "mjbatch_theirs.py")]
     assert cmds["quadruped-flat"][:5] == [sys.executable, "-m", "bench.mjbatch_ours", "--task", "quadruped-flat"]
-    for cmd in cmds.values():  # both sides get the same sizes and threads
-        assert cmd[cmd.index("--num-envs") + 1] == "8" and cmd[cmd.index("--torch-threads") + 1] == "0"
+    assert cmds[sbs.ENGINE][:3] == [sys.executable, "-m", "bench.mjbatch_engine"]
+    for cmd in cmds.values():  # every child gets the same sizes
+        assert cmd[cmd.index("--num-envs") + 1] == "8"
+    assert cmds["theirs"][cmds["theirs"].index("--torch-threads") + 1] == "0"
+    assert cmds["quadruped-flat"][cmds["quadruped-flat"].index("--torch-threads") + 1] == "0"
     assert sbs.parse_reply(sbs.MARK + '{"physics_us": 1.5}\n') == {"physics_us": 1.5}
     assert sbs.parse_reply("UserWarning: Attach conflict\n") is None
     assert sbs.MARK == theirs_mark  # the children answer with the mark the bench reads
