@@ -15,14 +15,13 @@ from __future__ import annotations
 import argparse
 import sys
 import types
-from pathlib import Path
 from typing import Any
 
 import mujoco
 import mujoco.batch
 import numpy as np
 
-from bench.mjbatch_theirs import engine_us, load_example, serve, setup_of
+from bench.mjbatch_theirs import engine_us, load_example, serve, setup_of, side_parser
 
 
 class EngineSide:
@@ -54,12 +53,7 @@ class EngineSide:
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--mjbatch-src", type=Path, required=True)
-    p.add_argument("--go1", type=Path, required=True)
-    p.add_argument("--num-envs", type=int, default=1024)
-    p.add_argument("--physics-steps", type=int, default=20)
-    serve(EngineSide(p.parse_args(argv)))
+    serve(EngineSide(side_parser(__doc__).parse_args(argv)))
 
 
 if __name__ == "__main__":

@@ -212,12 +212,18 @@ def serve(side: Any) -> None:
         print(MARK + json.dumps(getattr(side, command)()), flush=True)
 
 
-def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def side_parser(doc: str) -> argparse.ArgumentParser:
+    """The options every child side takes (the side-by-side script passes them)."""
+    p = argparse.ArgumentParser(description=doc.splitlines()[0])
     p.add_argument("--mjbatch-src", type=Path, required=True)
     p.add_argument("--go1", type=Path, required=True)
     p.add_argument("--num-envs", type=int, default=1024)
     p.add_argument("--physics-steps", type=int, default=20)
+    return p
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = side_parser(__doc__)
     p.add_argument("--torch-threads", type=int, default=0, help="torch.set_num_threads (0: torch's default)")
     serve(TheirSide(p.parse_args(argv)))
 
