@@ -5,7 +5,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-STATE = ("commands", "last_actions", "last_joint_vel", "air_time", "contact_time")
+STATE = ("commands", "last_actions", "last_joint_vel", "air_time", "contact_time", "last_contacts")
 """Quantities a term reads from the task state (``x.state.<name>``)."""
 STEP = ("lin_vel_b", "ang_vel_b", "gravity_b", "torques", "joint_torques", "joint_vel", "foot_vel_w", "foot_pos_w",
         "base_quat")

@@ -159,7 +159,9 @@ class MujocoTask(Generic[S]):
         v = parts.view(r)
         state.episode_length += 1
         q = parts.measure(v, actions)
-        stacked = self.rewards_table.stacked(self.reward_terms, self.reward_column, parts.reward_context(q, actions))
+        context = parts.reward_context(q, actions)
+        self.rewards_table.update(context)  # the stateful terms' state moves, whatever their weights
+        stacked = self.rewards_table.stacked(self.reward_terms, self.reward_column, context)
         reward = stacked.sum(0)  # stacked: [terms, N], weighted
         if self.only_positive_rewards:
             reward = reward.clamp(min=0.0)
@@ -170,6 +172,7 @@ class MujocoTask(Generic[S]):
         limit = state.episode_length >= self.max_episode_length
         truncated = (limit if cut is None else limit | cut) & ~terminated
         events.after_step(q, actions)
+        self.rewards_table.settle(context)
         done = terminated | truncated
         parts.resample(q, (state.episode_length % self.resample_steps == 0) & ~done)
         # The observation of the state after this step; for done envs it is the final one of their episode.

@@ -10,19 +10,46 @@ A term's weight is the config field of the same name (``weights_of`` reads them 
 ``check`` makes sure the weights and the terms name the same set (one line naming the odd one out),
 ``stacked`` evaluates the switched-on terms as one ``[terms, N]`` tensor (one multiply by ``weight_column``).
 Both families use it (``envs/tasks/locomotion/rewards.py``, ``envs/tasks/reach/rewards.py``).
+
+A term with memory is a ``StatefulTerm`` (mjlab's class terms), registered as an instance: it declares the state
+fields it owns (``State``, merged into the family's state by ``TaskState.merged(*TERMS.owned_states())``), its
+update before the rewards and after the step (``update``, ``settle``, called by the task base's recipe for every
+stateful term, whatever its weight) and its value; its fields' reset is their ``per_env`` reset. A stateful term
+is its module and its weight: no state, env or measure file is edited.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import fields
-from typing import Any, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 import torch
 
 from contract.errors import UserError
+from envs.tasks.state import TaskState
 
 C = TypeVar("C")
+
+
+class StatefulTerm(Generic[C]):
+    """A reward term that owns per-env state (module docstring); a subclass sets ``name`` and ``State`` and
+    defines ``__call__`` (and ``update`` / ``settle`` where its state moves)."""
+
+    name: ClassVar[str]
+    """The term's name (its weight is the config field of this name)."""
+    State: ClassVar[type[TaskState]]
+    """The fields it owns (a ``TaskState`` dataclass): allocated with every env, reset by each field's
+    ``per_env`` reset, saved and restored in checkpoints by name, static in the CUDA graph."""
+
+    def update(self, x: C) -> None:
+        """Each step after the measure, before any reward term is evaluated."""
+
+    def settle(self, x: C) -> None:
+        """Each step after the terminations, before resamples, the observation and the resets."""
+
+    def __call__(self, x: C) -> torch.Tensor:
+        raise NotImplementedError
 
 
 class RewardTerms(Generic[C]):
@@ -34,18 +61,38 @@ class RewardTerms(Generic[C]):
         self.table: dict[str, Callable[[C], torch.Tensor]] = {}
         self.preconditions: dict[str, Callable[[Any], str | None]] = {}
         """Term name -> what it needs of the run's constants: None when met, else what is missing (one line)."""
+        self.stateful: list[StatefulTerm[C]] = []
+        """The terms that own state, in registration order."""
 
     def add(self, fn: Callable[[C], torch.Tensor] | None = None, *,
             requires: Callable[[Any], str | None] | None = None) -> Any:
         """Register ``fn`` as the term of its own name (a decorator: ``@TERMS.add``, or
-        ``@TERMS.add(requires=check)`` with its precondition next to it)."""
+        ``@TERMS.add(requires=check)`` with its precondition next to it), or a ``StatefulTerm`` instance under its
+        ``name``."""
         def register(f: Callable[[C], torch.Tensor]) -> Callable[[C], torch.Tensor]:
-            self.table[f.__name__] = f
+            name = f.name if isinstance(f, StatefulTerm) else f.__name__
+            self.table[name] = f
+            if isinstance(f, StatefulTerm):
+                self.stateful.append(f)
             if requires is not None:
-                self.preconditions[f.__name__] = requires
+                self.preconditions[name] = requires
             return f
 
         return register if fn is None else register(fn)
+
+    def owned_states(self) -> tuple[type[TaskState], ...]:
+        """The state dataclasses the stateful terms own (``TaskState.merged`` appends them to a family's state)."""
+        return tuple(t.State for t in self.stateful)
+
+    def update(self, x: C) -> None:
+        """Every stateful term's ``update`` (before the rewards)."""
+        for t in self.stateful:
+            t.update(x)
+
+    def settle(self, x: C) -> None:
+        """Every stateful term's ``settle`` (after the terminations)."""
+        for t in self.stateful:
+            t.settle(x)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.table)

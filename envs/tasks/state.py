@@ -14,7 +14,8 @@ value (numbers, or size names the task resolves, e.g. ``"joints"``), the element
 ``"zero"`` and ``"zero_finite"`` fields of the masked envs (``"task"`` fields are the task's to draw);
 ``state_dict`` / ``load_state_dict`` save and restore every field by name; ``names()`` lists them for
 ``graphed_step.GraphedStep``, which re-binds them to static buffers. A field added here is therefore saved,
-resumed, reset and replayed without another edit.
+resumed, reset and replayed without another edit. A term may own fields of its own (a ``TaskState`` dataclass
+beside the term): ``merged`` appends them to the family's state, which treats them as its own.
 """
 
 from __future__ import annotations
@@ -67,6 +68,25 @@ class TaskState:
     @classmethod
     def names(cls) -> tuple[str, ...]:
         return tuple(cls.layout())
+
+    @classmethod
+    def merged(cls: type[S], *owned: type[TaskState]) -> type[S]:
+        """This state with the fields that terms own appended (each ``owned`` a ``TaskState`` dataclass of a term's
+        fields, e.g. a reward term's clocks: ``envs/tasks/reward_terms.StatefulTerm``), in order: one dataclass, so
+        allocation, resets, checkpoints (by name) and the CUDA graph's buffers see every field. A name declared
+        twice is a ValueError."""
+        if not owned:
+            return cls
+        seen = list(cls.names())
+        for state in owned:
+            twice = [n for n in state.names() if n in seen]
+            if twice:
+                raise ValueError(f"task state field(s) {', '.join(twice)} of {state.__name__} are declared twice")
+            seen += state.names()
+        bases = (*reversed(owned), cls)  # dataclass fields gather from the last base: the family's first
+        merged: type[S] = dataclass(eq=False)(type(cls.__name__, bases, {"__doc__": cls.__doc__}))
+        assert merged.names() == tuple(seen)  # the family's fields, then each term's
+        return merged
 
     @classmethod
     def allocate(cls: type[S], num_envs: int, sizes: dict[str, int], device: torch.device) -> S:

@@ -86,7 +86,8 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
         """The policy's observation history (``env.obs_history`` frames; 1: none)."""
         self.obs_frames = cfg.obs_history
         """Frames in the policy's observation (``rl_core.env_api.StackedObservations``: exported as its state)."""
-        super().__init__(cfg, rb.model, fields_of(cfg.randomization), LocomotionState,
+        state = LocomotionState.merged(*rewards.TERMS.owned_states())  # with the fields reward terms own
+        super().__init__(cfg, rb.model, fields_of(cfg.randomization), state,
                          {"joints": J, "feet": F, "delay": cfg.randomization.action_delay[1],
                           "history": self.history.past_width}, device)
         self.camera, self.track_body = rb.camera, rb.base_body_id
@@ -266,7 +267,7 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
     @property
     def last_contacts(self) -> torch.Tensor:
         """Feet on the ground after the last step ``[N, F]``."""
-        return self.state.last_contacts
+        return rewards.clocks(self.state).last_contacts
 
     def measured(self, index: int) -> np.ndarray:
         """Env ``index``'s base velocity as commanded: (vx, vy, yaw rate) in the base frame."""

@@ -1,5 +1,5 @@
 """A velocity-tracking step's quantities: the named view of a readout, the height above the ground, the heading's
-steering, the feet's contact clocks, the reward context, the tracking errors, and the state a step leaves (parts
+steering, the feet's contacts, the reward context, the tracking errors, and the state a step leaves (parts
 of ``envs/tasks/parts.py``)."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from envs.tasks.locomotion.state import LocomotionState
 from envs.tasks.locomotion.step import Addresses, Step
 from envs.terrain.ground import Ground
 
-WRITES = ("air_time", "contact_time", "last_contacts", "last_actions", "last_joint_vel")
+WRITES = ("last_actions", "last_joint_vel")
 """The task state fields this module writes (``tests/envs/tasks/test_state_writers.py`` checks it)."""
 
 
@@ -66,12 +66,12 @@ class Measure:
         return Step(r, rb.adr, rb.num_feet, rb.held)
 
     def measure(self, s: Step, actions: torch.Tensor) -> Measured:
-        """Height above the ground, steering towards the heading, the feet's contact clocks, the reward context,
-        the tracking errors."""
+        """Height above the ground, steering towards the heading, the feet's contacts, the reward context, the
+        tracking errors."""
         base_height = s.base_z - self.ground.height(s.base_xy)  # above the ground below
         if self.cfg.commands.heading:
             self.commands.steer(self.state, s.yaw)  # the step's yaw, shared with the height scan
-        x = self._contacts_and_context(s, actions, base_height)
+        x = self._context(s, actions, base_height)
         commands = self.state.commands  # the commands this step tracked
         lin_err = torch.norm(commands[:, :2] - s.lin_vel_b[:, :2], dim=1)
         yaw_err = torch.abs(commands[:, 2] - s.ang_vel_b[:, 2])
@@ -81,24 +81,16 @@ class Measure:
         return q.context
 
     def after_step(self, q: Measured, actions: torch.Tensor) -> None:
-        """The feet's air clocks of the feet on the ground restart; this step's contacts, actions and joint
-        velocities become the last ones."""
-        state, x = self.state, q.context
-        state.air_time *= ~(x.contact | state.last_contacts)  # contact_filt: this step's or the last one's
-        state.last_contacts = x.contact
+        """This step's actions and joint velocities become the last ones."""
+        state = self.state
         state.last_actions = actions
         state.last_joint_vel = q.s.joint_vel
 
-    def _contacts_and_context(self, s: Step, actions: torch.Tensor, base_height: torch.Tensor) -> rewards.Context:
-        """Advance the feet's air and contact clocks; the reward terms' context of this step."""
+    def _context(self, s: Step, actions: torch.Tensor, base_height: torch.Tensor) -> rewards.Context:
+        """The reward terms' context of this step (the stateful terms' state moves after it: the task base)."""
         state, thr, rb = self.state, self.cfg.contact_force_threshold, self.robot
-        dt = rb.constants.dt
         contact = s.foot_force > thr
-        first_contact = (state.air_time > 0) & (contact | state.last_contacts)
-        state.air_time += dt
-        state.contact_time = (state.contact_time + dt) * contact
         joint_offset = (s.joint_pos - rb.default_joint_pos)[:, rb.deviation]
         return rewards.Context(
-            s=s, state=state, actions=actions, contact=contact, first_contact=first_contact,
-            penalized_contact=s.penalized_force > thr, base_height=base_height, joint_offset=joint_offset,
-            k=rb.constants)
+            s=s, state=state, actions=actions, contact=contact, penalized_contact=s.penalized_force > thr,
+            base_height=base_height, joint_offset=joint_offset, k=rb.constants)

@@ -5,19 +5,28 @@ own name with ``@term`` (``envs/tasks/reward_terms.py``); its weight is the fiel
 (``locomotion/config.py``; a zero weight switches it off). A new reward is one function here and one weight
 there; a quantity no term had yet is one property of ``Step`` (``step.py``). At start-up ``check_weights`` makes
 sure the weights and the table name the same terms. Terms are pure: tests check each on hand-built contexts.
+
+A term with memory owns it (``reward_terms.StatefulTerm``): ``feet_air_time`` declares the feet's clocks
+(``FootClocks``), advances them before the rewards, restarts the landed feet's air clocks after the step; the env
+merges the fields into ``LocomotionState`` (checkpoints keep their names) and the task base calls the updates.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import torch
 
 from envs.tasks.locomotion.config import RewardParams
 from envs.tasks.locomotion.state import LocomotionState
 from envs.tasks.locomotion.step import Step
-from envs.tasks.reward_terms import RewardTerms
+from envs.tasks.reward_terms import RewardTerms, StatefulTerm
 from envs.tasks.rotations import yaw_of
+from envs.tasks.state import TaskState, per_env
+
+WRITES = ("air_time", "contact_time", "last_contacts")
+"""The task state fields this module writes (the feet's clocks ``feet_air_time`` owns)."""
 
 
 @dataclass(frozen=True)
@@ -45,14 +54,12 @@ class Context:
     s: Step
     """The step's quantities (base and joint velocities, feet, contact forces, torques)."""
     state: LocomotionState
-    """Task state: ``commands``, ``last_actions`` and ``last_joint_vel`` of before this step; ``air_time`` and
-    ``contact_time`` already advanced by it."""
+    """Task state: ``commands``, ``last_actions`` and ``last_joint_vel`` of before this step; the stateful terms'
+    fields (``clocks``) already advanced by it."""
     actions: torch.Tensor
     """This step's (clipped) actions ``[N, J]``."""
     contact: torch.Tensor
     """Feet on the ground ``[N, F]`` bool."""
-    first_contact: torch.Tensor
-    """Feet touching down this step ``[N, F]`` bool."""
     penalized_contact: torch.Tensor
     """Penalized bodies touching the floor ``[N, B]`` bool."""
     base_height: torch.Tensor
@@ -129,11 +136,51 @@ def action_rate(x: Context) -> torch.Tensor:
     return torch.sum(torch.square(x.actions - x.state.last_actions), dim=1)
 
 
-@term
-def feet_air_time(x: Context) -> torch.Tensor:
+@dataclass(eq=False)
+class FootClocks(TaskState):
+    """The feet's clocks, owned by ``feet_air_time`` (``feet_air_time_biped`` reads them too); zero after a reset."""
+
+    air_time: torch.Tensor = per_env("feet")
+    """Seconds each foot has been off the ground."""
+    contact_time: torch.Tensor = per_env("feet")
+    """Seconds each foot has been on the ground (0 in the air)."""
+    last_contacts: torch.Tensor = per_env("feet", dtype=torch.bool)
+    """Feet on the ground after the previous step."""
+
+
+def clocks(state: object) -> FootClocks:
+    """The feet's clocks of a task state (the env's state class merges ``FootClocks``)."""
+    return cast(FootClocks, state)
+
+
+class FeetAirTime(StatefulTerm[Context]):
     """Air time of each foot at its touchdown minus 0.5 s; zero when no linear velocity is commanded."""
-    moving = torch.norm(x.state.commands[:, :2], dim=1) > 0.1
-    return torch.sum((x.state.air_time - 0.5) * x.first_contact, dim=1) * moving
+
+    name = "feet_air_time"
+    State = FootClocks
+    first_contact: torch.Tensor
+    """Feet touching down this step ``[N, F]`` bool (set by ``update``)."""
+
+    def update(self, x: Context) -> None:
+        """Touchdowns of this step (a foot in the air until now, on the ground now or after the last step); every
+        air clock advances, the contact clocks of the feet on the ground too."""
+        c = clocks(x.state)
+        self.first_contact = (c.air_time > 0) & (x.contact | c.last_contacts)
+        c.air_time += x.dt
+        c.contact_time = (c.contact_time + x.dt) * x.contact
+
+    def settle(self, x: Context) -> None:
+        """The air clocks of the feet on the ground restart; this step's contacts become the last ones."""
+        c = clocks(x.state)
+        c.air_time *= ~(x.contact | c.last_contacts)  # contact_filt: this step's or the last one's
+        c.last_contacts = x.contact
+
+    def __call__(self, x: Context) -> torch.Tensor:
+        moving = torch.norm(x.state.commands[:, :2], dim=1) > 0.1
+        return torch.sum((clocks(x.state).air_time - 0.5) * self.first_contact, dim=1) * moving
+
+
+feet_air_time = term(FeetAirTime())
 
 
 @term
@@ -153,7 +200,8 @@ def feet_air_time_biped(x: Context) -> torch.Tensor:
     ``air_time_threshold``; zero in double stance, in flight and when no linear velocity is commanded (Isaac
     Lab's)."""
     contact = x.contact
-    in_mode = torch.where(contact, x.state.contact_time, x.state.air_time)
+    c = clocks(x.state)
+    in_mode = torch.where(contact, c.contact_time, c.air_time)
     single = torch.sum(contact.int(), dim=1) == 1
     reward = torch.where(single.unsqueeze(1), in_mode, torch.zeros_like(in_mode)).min(dim=1).values
     moving = torch.norm(x.state.commands[:, :2], dim=1) > 0.1

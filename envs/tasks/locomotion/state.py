@@ -14,7 +14,8 @@ PRIVILEGED_TERMS = ("friction", "added_base_mass", "gain_scale")
 
 @dataclass(eq=False)
 class LocomotionState(TaskState):
-    """Every field is saved in checkpoints under its name; the order is the checkpoint's and the graph's."""
+    """Every field is saved in checkpoints under its name; the order is the checkpoint's and the graph's. The env
+    appends the fields its stateful reward terms own (``rewards.FootClocks``: ``TaskState.merged``)."""
 
     commands: torch.Tensor = per_env(3, reset="task")
     """Velocity commands (vx, vy m/s in the base frame, yaw rate rad/s); drawn at resets and resamples."""
@@ -24,12 +25,6 @@ class LocomotionState(TaskState):
     """The previous step's clipped actions."""
     last_joint_vel: torch.Tensor = per_env("joints", reset="zero_finite")
     """The previous step's joint velocities (rad/s)."""
-    air_time: torch.Tensor = per_env("feet")
-    """Seconds each foot has been off the ground."""
-    contact_time: torch.Tensor = per_env("feet")
-    """Seconds each foot has been on the ground (0 in the air)."""
-    last_contacts: torch.Tensor = per_env("feet", dtype=torch.bool)
-    """Feet on the ground after the previous step."""
     max_travelled: torch.Tensor = per_env(reset="zero_finite")
     """Farthest distance (m) of the base from its start this episode (success: ``env.success_distance``)."""
     privileged: torch.Tensor = per_env(len(PRIVILEGED_TERMS), reset="task")

@@ -49,16 +49,50 @@ def test_orientation_penalty_of_a_tilted_body():
     assert R.orientation(ctx(gravity_b=level)).item() == 0.0
 
 
+def _landing(air, contact, commands, last=None):
+    """feet_air_time's value after one update of its clocks (dt 0: the clocks keep ``air``), and the clocks."""
+    term = R.FeetAirTime()
+    last = torch.zeros_like(contact) if last is None else last
+    x = ctx(air_time=air.clone(), contact_time=torch.zeros_like(air), last_contacts=last, contact=contact,
+            commands=commands, dt=0.0)
+    term.update(x)
+    return term(x), x.state
+
+
 def test_feet_air_time_rewards_long_steps_only_while_moving():
     air = torch.tensor([[0.8, 0.2, 0.0, 0.5]])
-    first = torch.tensor([[True, True, False, False]])
+    down = torch.tensor([[True, True, False, False]])  # feet 0 and 1 land; foot 2 has no air time
     moving = torch.tensor([[0.5, 0.0, 0.0]])
     standing = torch.tensor([[0.0, 0.0, 0.8]])
-    landing = R.feet_air_time(ctx(air_time=air, first_contact=first, commands=moving))
+    landing, _ = _landing(air, down, moving)
     assert torch.allclose(landing, torch.tensor([0.3 + -0.3]))
-    assert R.feet_air_time(ctx(air_time=air, first_contact=first, commands=standing)).item() == 0.0
-    assert torch.allclose(R.feet_air_time(ctx(air_time=torch.tensor([[0.9, 0.0, 0.0, 0.0]]),
-                                                 first_contact=first, commands=moving)), torch.tensor([0.4 - 0.5]))
+    assert _landing(air, down, standing)[0].item() == 0.0
+    # a foot down without air time is no landing
+    assert torch.allclose(_landing(torch.tensor([[0.9, 0.0, 0.0, 0.0]]), down, moving)[0], torch.tensor([0.4]))
+    # a foot down at the last step only lands too (contact_filt): foot 3's 0.9 s adds 0.9 - 0.5
+    air = torch.tensor([[0.8, 0.2, 0.0, 0.9]])
+    assert torch.allclose(_landing(air, down, moving)[0], torch.tensor([0.3 - 0.3]))
+    last = torch.tensor([[False, False, False, True]])
+    assert torch.allclose(_landing(air, down, moving, last)[0], torch.tensor([0.3 - 0.3 + 0.4]))
+
+
+def test_feet_air_time_owns_its_clocks():
+    """The term's state moves with the step: every air clock advances, the contact clocks of the feet down too;
+    after the step the landed feet's air clocks restart and the contacts become the last ones."""
+    term = R.FeetAirTime()
+    air = torch.tensor([[0.8, 0.2, 0.0, 0.5]])
+    down = torch.tensor([[True, False, False, True]])
+    x = ctx(air_time=air.clone(), contact_time=torch.tensor([[0.0, 0.0, 0.0, 0.3]]),
+            last_contacts=torch.tensor([[False, False, True, False]]), contact=down, commands=torch.zeros(1, 3),
+            dt=0.1)
+    term.update(x)
+    assert term.first_contact.tolist() == [[True, False, False, True]]  # foot 2: down before, no air time
+    assert torch.allclose(x.state.air_time, air + 0.1)
+    assert torch.allclose(x.state.contact_time, torch.tensor([[0.1, 0.0, 0.0, 0.4]]))
+    term.settle(x)
+    assert torch.allclose(x.state.air_time, torch.tensor([[0.0, 0.3, 0.0, 0.0]]))  # foot 2: down at the last step
+    assert x.state.last_contacts.tolist() == down.tolist()
+    assert R.TERMS["feet_air_time"] is R.feet_air_time and R.TERMS.owned_states() == (R.FootClocks,)
 
 
 def test_feet_slip_counts_only_feet_in_contact():

@@ -60,10 +60,31 @@ def test_a_declared_state_field_is_allocated_cleared_saved_and_restored():
     assert torch.equal(t.memory, s.memory)
 
 
+OLD_CHECKPOINT_STATE = ("commands", "episode_length", "last_actions", "last_joint_vel", "air_time", "contact_time",
+                        "last_contacts", "max_travelled", "privileged", "heading", "action_delay", "past_frames",
+                        "action_queue")
+"""The task state keys of a locomotion checkpoint written before feet_air_time owned its clocks (d5dbfc3)."""
+
+
 def test_the_locomotion_state_is_what_checkpoints_hold_in_order():
-    assert LocomotionState.names() == ("commands", "episode_length", "last_actions", "last_joint_vel", "air_time",
-                                       "contact_time", "last_contacts", "max_travelled", "privileged", "heading",
-                                       "action_delay", "past_frames", "action_queue")
+    """The family's fields, then those its stateful reward terms own; every key of an older checkpoint is one."""
+    state = LocomotionState.merged(*rewards.TERMS.owned_states())
+    assert state.names() == ("commands", "episode_length", "last_actions", "last_joint_vel", "max_travelled",
+                             "privileged", "heading", "action_delay", "past_frames", "action_queue", "air_time",
+                             "contact_time", "last_contacts")
+    assert set(state.names()) == set(OLD_CHECKPOINT_STATE)
+    sizes = {"joints": 2, "feet": 4, "history": 0, "delay": 1}
+    old = {n: torch.full_like(v, 1) for n, v in state.allocate(3, sizes, CPU).state_dict().items()}
+    s = state.allocate(3, sizes, CPU)
+    s.load_state_dict({n: old[n] for n in OLD_CHECKPOINT_STATE})
+    assert s.state_dict().keys() == old.keys() and all(torch.equal(getattr(s, n), old[n]) for n in old)
+    assert rewards.clocks(s).air_time.shape == (3, 4) and s.last_contacts.dtype == torch.bool
+
+
+def test_a_term_owned_field_merges_once():
+    assert LocomotionState.merged() is LocomotionState
+    with pytest.raises(ValueError, match=r"field\(s\) clock, memory, flags, drawn of Toy are declared twice"):
+        Toy.merged(Toy)
 
 
 def _layout(table, exclude=(), noise=1.0):
@@ -155,3 +176,28 @@ def test_a_saved_state_shares_no_tensor_with_the_live_one():
     t.load_state_dict(saved)
     t.clock += 1
     assert saved["clock"].tolist() == [0, 0] and s.clock.tolist() == [1, 1]
+
+
+def test_a_checkpoint_of_the_old_state_layout_resumes_the_clocks_exactly():
+    """A locomotion env's state saved with the task state keys in the order of a checkpoint written before the
+    feet's clocks moved into feet_air_time (OLD_CHECKPOINT_STATE) resumes them, and the next steps are the same."""
+    from envs.robots.quadruped import QUADRUPED
+    from envs.tasks.locomotion import LocomotionEnv
+
+    cfg = LocomotionEnvConfig(num_envs=4, backend="native")
+    env, other = LocomotionEnv(cfg, QUADRUPED), LocomotionEnv(cfg, QUADRUPED)
+    env.reset(seed=1)
+    g = torch.Generator().manual_seed(0)
+    for _ in range(10):
+        env.step(torch.randn(4, env.action_spec.n, generator=g))
+    saved = env.state_dict()
+    assert rewards.clocks(env.state).air_time.abs().sum() > 0  # the clocks have moved
+    saved["task"] = {n: saved["task"][n] for n in (*OLD_CHECKPOINT_STATE, *saved["task"])}  # the old order
+    other.load_state_dict(saved)
+    for name in ("air_time", "contact_time", "last_contacts"):
+        assert torch.equal(getattr(other.state, name), getattr(env.state, name))
+    actions = torch.randn(4, env.action_spec.n, generator=g)
+    a, b = env.step(actions), other.step(actions)
+    assert torch.equal(a[0]["policy"], b[0]["policy"]) and torch.equal(a[1], b[1])
+    env.close()
+    other.close()
