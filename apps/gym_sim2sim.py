@@ -7,11 +7,30 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from contract.families import Family, Key
 from deploy.onnx_policy import OnnxPolicy
 from envs import atari_wrappers
 
 RUNTIME = "plain Gymnasium"
 """Where ``run`` plays a file (``apps/sim2sim.py`` names it)."""
+FAMILY = Family(
+    "gym", "a Gymnasium or Atari policy",
+    keys=(
+        Key("env_id", "str", "", "Gymnasium id"),
+        Key("action_offset", "int", "", "added to a discrete action index"),
+        Key("clip_actions", "bool", "", "clip continuous actions to the bounds"),
+        Key("max_episode_steps", "int|null", "", "episode step limit"),
+        Key("obs_mask", "list[int]", "", "observation entries training dropped"),
+        Key("action_low", "list[number]", "", "continuous action bounds", optional="continuous actions"),
+        Key("action_high", "list[number]", "", "continuous action bounds", optional="continuous actions"),
+        Key("atari", "object", "", "ALE preprocessing: frame_skip, screen_size, noop_max, frame_stack, "
+            "fire_on_life_start", optional="Atari games"),
+    ),
+    carries=(
+        "obs_layout ",
+    ),
+)
+"""This module plays the family's exported files (``contract/families.py`` reads the declaration)."""
 
 
 def run(policy: OnnxPolicy, episodes: int, seed: int) -> dict[str, Any]:

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from contract.errors import UserError
+from contract.families import Family, Key, discover
 from contract.policy_format import FORMAT
 from contract.terms import SOURCES, TERMS
 
@@ -48,45 +49,12 @@ REEXPORT = "re-export it with: python play.py --checkpoint RUN_DIR --export-onnx
 """What to do with a file this reader cannot use."""
 
 
-@dataclass(frozen=True)
-class Key:
-    """One metadata entry."""
-
-    name: str
-    """The key in ``metadata_props``."""
-    type: str
-    """JSON type: str, int, number, bool, list[str], list[int], list[number], object, or a ``|`` union with null."""
-    unit: str
-    """Physical unit ('' when none)."""
-    meaning: str
-    """What it is, its frame and the order of its entries."""
-    family: str = "all"
-    """Which exports carry it: all, or a comma-separated list of ``FAMILIES``."""
-    optional: str = ""
-    """Empty: always present; otherwise when it is present."""
+FAMILIES: dict[str, Family] = discover()
+"""Every task family (``task_family``), as its sim2sim module declares it (``contract/families.py``): a new family
+is its own ``FAMILY = Family(...)`` in its module, no row here."""
 
 
-@dataclass(frozen=True)
-class Family:
-    """One task family an export may name."""
-
-    meaning: str
-    """What its policies do, in words."""
-    sim2sim: str
-    """The module whose ``run(policy, episodes, seed)`` plays a file of the family in its own simulator and returns
-    play.py's metrics (``play.py --sim2sim``, apps/sim2sim.py), and whose ``RUNTIME`` names that simulator."""
-
-
-FAMILIES: dict[str, Family] = {
-    "locomotion": Family("a legged robot following velocity commands", "deploy.sim2sim"),
-    "reach": Family("a fixed-base arm reaching targets", "deploy.sim2sim_reach"),
-    "track": Family("a robot reproducing motion clips", "deploy.sim2sim_track"),
-    "gym": Family("a Gymnasium or Atari policy", "apps.gym_sim2sim"),
-}
-"""The one table of task families (``task_family``): a new family adds its row here and its sim2sim module."""
-
-
-KEYS: tuple[Key, ...] = (
+COMMON: tuple[Key, ...] = (
     Key("format", "str", "", "`legged-mjx-policy/MAJOR[.MINOR]`: the version of this schema"),
     Key("task_family", "str", "", "the task family, which says the other keys: " + "; ".join(
         f"`{name}`: {f.meaning} (`{f.sim2sim}`)" for name, f in FAMILIES.items()) + "; since 2.4 in every file "
@@ -104,97 +72,61 @@ KEYS: tuple[Key, ...] = (
         "`state_inputs`, `state_outputs` (names, in order), `state_shape` `[batch, layers, size]`, `state_dtype`, "
         "`reset` (zeros at every episode start; feed each `*_out` back as the next `*_in`)",
         optional="recurrent policies"),
-    # locomotion
-    Key("robot", "str", "", "robot name", "locomotion, reach, track"),
+)
+"""The keys of every export (the family column ``all``)."""
+
+SHARED: tuple[Key, ...] = (
+    Key("robot", "str", "", "robot name"),
     Key("scene_mjb", "str", "", "the trained scene, compiled: base64 of zlib-compressed MJB (robot, floor or "
         "heightfield, sensors; every collision on; since 2.4 without visual-only geoms, their meshes, textures and "
-        "materials: MuJoCo's `discardvisual`, the same physics)", "locomotion, reach, track"),
-    Key("base_joint", "str", "", "name of the free joint of the base in the scene", "locomotion, track"),
-    Key("foot_names", "list[str]", "", "feet, in the order of the training env's foot terms", "locomotion"),
+        "materials: MuJoCo's `discardvisual`, the same physics)"),
+    Key("base_joint", "str", "", "name of the free joint of the base in the scene"),
+    Key("foot_names", "list[str]", "", "feet, in the order of the training env's foot terms"),
     Key("obs_layout", "list[[str, int]]", "", "observation terms in order, `[name, size]`; names and frames in "
-        "the table of terms below", "locomotion, reach, track"),
-    Key("obs_layout ", "list[[str, int]]", "", "one term `[name, obs_dim]` (`observation` or `frames`)", "gym"),
+        "the table of terms below"),
+    Key("obs_layout ", "list[[str, int]]", "", "one term `[name, obs_dim]` (`observation` or `frames`)"),
     Key("obs_scales", "object", "", "term name -> factor (number, or per component for `commands`); "
-        "the observed value is `(value - offset) * scale`", "locomotion, reach, track"),
+        "the observed value is `(value - offset) * scale`"),
     Key("joint_names", "list[str]", "", "actuated joints in the policy's order: the order of `joint_pos`, "
-        "`joint_vel`, `last_actions`, the actions and every per-joint list below; match them by name",
-        "locomotion, reach, track"),
-    Key("default_joint_pos", "list[number]", "rad", "default pose, per joint; the offset of `joint_pos`",
-        "locomotion, reach, track"),
+        "`joint_vel`, `last_actions`, the actions and every per-joint list below; match them by name"),
+    Key("default_joint_pos", "list[number]", "rad", "default pose, per joint; the offset of `joint_pos`"),
     Key("joint_pos_limits", "list[[number|null, number|null]]", "rad", "joint range `[low, high]` per joint "
-        "(null: unlimited)", "locomotion, reach, track"),
+        "(null: unlimited)"),
     Key("action_scale", "list[number]", "rad", "per joint: joint target = `default_joint_pos + action_scale * "
-        "clip(action)`", "locomotion, reach, track"),
+        "clip(action)`"),
     Key("held_joint_names", "list[str]", "", "joints held at a pose by their own servos, outside the action space "
-        "(empty for most robots)", "locomotion"),
-    Key("held_joint_pos", "list[number]", "rad", "the pose of each held joint (its servo's target)", "locomotion"),
-    Key("held_kp", "list[number]", "N m/rad", "PD stiffness per held joint (`held_joint_names` order)", "locomotion",
+        "(empty for most robots)"),
+    Key("held_joint_pos", "list[number]", "rad", "the pose of each held joint (its servo's target)"),
+    Key("held_kp", "list[number]", "N m/rad", "PD stiffness per held joint (`held_joint_names` order)",
         optional="since 2.1"),
-    Key("held_kd", "list[number]", "N m s/rad", "PD damping per held joint", "locomotion", optional="since 2.1"),
+    Key("held_kd", "list[number]", "N m s/rad", "PD damping per held joint", optional="since 2.1"),
     Key("held_torque_limits", "list[number|null]", "N m", "servo torque limit per held joint (null: none)",
-        "locomotion", optional="since 2.1"),
-    Key("velocity_limits", "list[number|null]", "rad/s", "motor speed limit per joint (null: none)",
-        "locomotion, track"),
-    Key("action_clip", "number", "", "actions are clipped to `[-action_clip, action_clip]` first",
-        "locomotion, reach, track"),
-    Key("kp", "list[number]", "N m/rad", "PD stiffness per joint (position servo)", "locomotion, reach, track"),
-    Key("kd", "list[number]", "N m s/rad", "PD damping per joint", "locomotion, reach, track"),
-    Key("torque_limits", "list[number|null]", "N m", "servo torque limit per joint (null: none)",
-        "locomotion, reach, track"),
-    Key("control_dt", "number", "s", "policy period (targets held between calls)", "locomotion, reach, track"),
-    Key("sim_dt", "number", "s", "physics timestep of training", "locomotion, reach, track"),
-    Key("decimation", "int", "", "physics steps per policy step", "locomotion, reach, track"),
-    Key("base_height", "number", "m", "start height of the base above the ground", "locomotion"),
-    Key("episode_length_s", "number", "s", "training episode length", "locomotion, reach, track"),
+        optional="since 2.1"),
+    Key("velocity_limits", "list[number|null]", "rad/s", "motor speed limit per joint (null: none)"),
+    Key("action_clip", "number", "", "actions are clipped to `[-action_clip, action_clip]` first"),
+    Key("kp", "list[number]", "N m/rad", "PD stiffness per joint (position servo)"),
+    Key("kd", "list[number]", "N m s/rad", "PD damping per joint"),
+    Key("torque_limits", "list[number|null]", "N m", "servo torque limit per joint (null: none)"),
+    Key("control_dt", "number", "s", "policy period (targets held between calls)"),
+    Key("sim_dt", "number", "s", "physics timestep of training"),
+    Key("decimation", "int", "", "physics steps per policy step"),
+    Key("base_height", "number", "m", "start height of the base above the ground"),
+    Key("episode_length_s", "number", "s", "training episode length"),
     Key("command_ranges", "object", "m/s, rad/s", "`lin_vel_x`, `lin_vel_y` (base frame, m/s), `yaw_rate` "
-        "(rad/s): `[low, high]` of training", "locomotion"),
-    Key("command_resample_s", "number", "s", "commands were redrawn this often", "locomotion"),
-    Key("command_min_lin_vel", "number", "m/s", "smaller planar commands were zeroed", "locomotion"),
-    Key("collisions", "str", "", "`full` or `feet`: what collided in training", "locomotion"),
-    Key("termination_contact_sensors", "list[str]", "", "scene sensors whose contact force ends an episode",
-        "locomotion"),
-    Key("contact_force_threshold", "number", "N", "contact force that counts as a contact", "locomotion"),
-    Key("success_distance", "number|null", "m", "distance from the start that counts as a success",
-        "locomotion"),
+        "(rad/s): `[low, high]` of training"),
+    Key("command_resample_s", "number", "s", "commands were redrawn this often"),
+    Key("command_min_lin_vel", "number", "m/s", "smaller planar commands were zeroed"),
+    Key("collisions", "str", "", "`full` or `feet`: what collided in training"),
+    Key("termination_contact_sensors", "list[str]", "", "scene sensors whose contact force ends an episode"),
+    Key("contact_force_threshold", "number", "N", "contact force that counts as a contact"),
+    Key("success_distance", "number|null", "m", "distance from the start that counts as a success"),
     Key("height_scan", "object", "m", "scan grid: `points_x`, `points_y`, `size_x`, `size_y` (m), `offset`, "
-        "`clip` (m); points x-major in the base's yaw frame", "locomotion", optional="policies with a height scan"),
+        "`clip` (m); points x-major in the base's yaw frame", optional="policies with a height scan"),
     Key("terrain", "object", "m", "generated terrain: `config`, `tile_size`, `levels`, `columns`, "
-        "`column_types`, `origins [levels][columns][x, y, z]`", "locomotion", optional="generated terrain"),
-    # reach
-    Key("fingertip_site", "str", "", "the scene's site that reaches the target", "reach"),
-    Key("target_site", "str", "", "the scene's visual-only site that shows the target", "reach"),
-    Key("base_pos", "list[number]", "m", "origin of the base frame (world): `target_pos` is "
-        "`base_rot^T (target - base_pos)`", "reach"),
-    Key("base_rot", "list[number]", "", "base-to-world rotation, 9 numbers row-major; `to_target` is "
-        "`base_rot^T (target - fingertip)`", "reach"),
-    Key("shoulder_pos", "list[number]", "m", "centre the targets are drawn around (world)", "reach"),
-    Key("target_ranges", "object", "m, rad, s", "`radius` (m), `azimuth`, `elevation` (rad) `[low, high]` around "
-        "`shoulder_pos`, `min_height` (m, targets lower are lifted), `resample_s` (a new target this often)",
-        "reach"),
-    Key("success_radius", "number", "m", "an episode ending with the fingertip this close to its target is a "
-        "success", "reach"),
-    Key("init_joint_noise", "number", "rad", "episodes start at `default_joint_pos` plus a uniform offset of "
-        "this half-width", "reach"),
-    # track
-    Key("motion_clips", "list[object]", "", "since 2.3: the clips, one per env in turn: `name`, `source` (as "
-        "configured), `sha256` (of the clip as read), `fps` (the control rate), `frames`, `npz` (the clip at the "
-        "control rate in the legged-mjx motion format, contract/motion.py: zlib-compressed .npz bytes, base64)",
-        "track"),
-    Key("motion", "object", "m, 1", "since 2.3: how the policy reads its clip: `anchor_body` (scene body of the "
-        "`motion_anchor_*` terms), `future_frames` (frames ahead in `motion_joint_*`), `anchor_height_band` (m) and "
-        "`anchor_tilt_band` (an episode fails beyond them), `phase` (how `motion_phase` is computed)", "track"),
-    # gym
-    Key("env_id", "str", "", "Gymnasium id", "gym"),
-    Key("action_offset", "int", "", "added to a discrete action index", "gym"),
-    Key("clip_actions", "bool", "", "clip continuous actions to the bounds", "gym"),
-    Key("max_episode_steps", "int|null", "", "episode step limit", "gym"),
-    Key("obs_mask", "list[int]", "", "observation entries training dropped", "gym"),
-    Key("action_low", "list[number]", "", "continuous action bounds", "gym", optional="continuous actions"),
-    Key("action_high", "list[number]", "", "continuous action bounds", "gym", optional="continuous actions"),
-    Key("atari", "object", "", "ALE preprocessing: frame_skip, screen_size, noop_max, frame_stack, "
-        "fire_on_life_start", "gym", optional="Atari games"),
+        "`column_types`, `origins [levels][columns][x, y, z]`", optional="generated terrain"),
 )
-"""Every key of major version 2 (``obs_layout`` is listed once per family; the trailing space keys it apart)."""
+"""Keys several families write: a family's ``carries`` names those its exports hold (``obs_layout`` is listed
+twice, the trailing space keys the gym one apart)."""
 
 def family(meta: dict[str, Any]) -> str:
     """The task family the file names (``task_family``: a key of ``FAMILIES`` in our exports; '' when it names
@@ -211,8 +143,24 @@ def guessed_family(meta: dict[str, Any]) -> str:
 
 
 def keys_of(fam: str) -> dict[str, Key]:
-    """The keys a ``fam`` export may carry, by name."""
-    return {k.name.strip(): k for k in KEYS if k.family == "all" or fam in k.family.split(", ")}
+    """The keys a ``fam`` export may carry, by name: ``COMMON``, the ``SHARED`` ones its family carries, its own."""
+    declared = FAMILIES.get(fam, Family(fam, ""))
+    shared = [k for k in SHARED if k.name in declared.carries]
+    return {k.name.strip(): k for k in (*COMMON, *shared, *declared.keys)}
+
+
+def carriers(key: Key) -> str:
+    """The family column of docs/deploy.md: ``all``, the families that carry a shared key, or a key's own family."""
+    if key in COMMON:
+        return "all"
+    if key in SHARED:
+        return ", ".join(name for name, f in FAMILIES.items() if key.name in f.carries)
+    return key.family
+
+
+def every_key() -> tuple[Key, ...]:
+    """Every key of major version 2 in the docs' order: common, shared, then each family's own."""
+    return (*COMMON, *SHARED, *(k for f in FAMILIES.values() for k in f.keys))
 
 
 def version(value: Any) -> tuple[int, int]:
@@ -374,8 +322,8 @@ def problems(meta: dict[str, Any]) -> list[str]:
 def markdown() -> str:
     """The tables of docs/deploy.md: every key, then the observation terms."""
     lines = ["| key | type | unit | family | meaning |", "|---|---|---|---|---|"]
-    for k in KEYS:
-        fam = k.family + (f" ({k.optional})" if k.optional else "")
+    for k in every_key():
+        fam = carriers(k) + (f" ({k.optional})" if k.optional else "")
         lines.append(f"| `{k.name.strip()}` | {k.type} | {k.unit} | {fam} | {k.meaning} |")
     lines += ["", "| term | unit | meaning | supplied by |", "|---|---|---|---|"]
     lines += [f"| `{name}` | {t.unit} | {t.meaning} | {t.source} |" for name, t in TERMS.items()]

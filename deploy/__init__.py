@@ -9,6 +9,7 @@ What an exported file holds is the torch-free ``contract`` package (the metadata
     terrain.py      its ground in numpy: heights from the scene's heightfield, the height scan, the tiles
     sim2sim_reach.py  a reaching policy in one plain MuJoCo simulation
     sim2sim_track.py  a motion-tracking policy in one plain MuJoCo simulation, from the ONNX file alone
+    sim2sim_*.py    another task family's check (its ``FAMILY = Family(...)`` declares it: contract/families.py)
     runtime/        the robot-side runtime: Robot protocol, observation, safety layer, fixed-rate loop, timing
     simrobot.py     a simulated robot in its own process, real time, behind UDP on loopback
     maker_model.py  another model of the robot for it (rehearse --model FILE.xml: the maker's file)

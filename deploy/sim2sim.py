@@ -29,6 +29,7 @@ import numpy as np
 
 from contract import breakdown, terms
 from contract.errors import UserError
+from contract.families import Family
 from deploy.onnx_policy import OnnxPolicy
 from deploy.plain_mujoco import PlainMujoco
 from deploy.plain_mujoco import load_scene as load_scene  # where deploy/ and the tests have imported it from
@@ -37,6 +38,18 @@ from deploy.terrain import HeightMap, HeightScan, TerrainEval, tiles, yaw_of
 COMMANDS = ("lin_vel_x", "lin_vel_y", "yaw_rate")
 RUNTIME = "plain MuJoCo"
 """Where ``run`` plays a file (``apps/sim2sim.py`` names it)."""
+FAMILY = Family(
+    "locomotion", "a legged robot following velocity commands",
+    carries=(
+        "robot", "scene_mjb", "base_joint", "foot_names", "obs_layout", "obs_scales", "joint_names",
+        "default_joint_pos", "joint_pos_limits", "action_scale", "held_joint_names", "held_joint_pos", "held_kp",
+        "held_kd", "held_torque_limits", "velocity_limits", "action_clip", "kp", "kd", "torque_limits", "control_dt",
+        "sim_dt", "decimation", "base_height", "episode_length_s", "command_ranges", "command_resample_s",
+        "command_min_lin_vel", "collisions", "termination_contact_sensors", "contact_force_threshold",
+        "success_distance", "height_scan", "terrain",
+    ),
+)
+"""This module plays the family's exported files (``contract/families.py`` reads the declaration)."""
 
 
 class PlainMujocoRobot(PlainMujoco):

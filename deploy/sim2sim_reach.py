@@ -18,6 +18,7 @@ import mujoco
 import numpy as np
 
 from contract.errors import UserError
+from contract.families import Family, Key
 from deploy.onnx_policy import OnnxPolicy
 from deploy.plain_mujoco import PlainMujoco
 
@@ -25,6 +26,30 @@ TERMS = ("joint_pos", "joint_vel", "target_pos", "to_target", "last_actions")
 """Observation terms this check knows how to build."""
 RUNTIME = "plain MuJoCo"
 """Where ``run`` plays a file (``apps/sim2sim.py`` names it)."""
+FAMILY = Family(
+    "reach", "a fixed-base arm reaching targets",
+    keys=(
+        Key("fingertip_site", "str", "", "the scene's site that reaches the target"),
+        Key("target_site", "str", "", "the scene's visual-only site that shows the target"),
+        Key("base_pos", "list[number]", "m", "origin of the base frame (world): `target_pos` is "
+            "`base_rot^T (target - base_pos)`"),
+        Key("base_rot", "list[number]", "", "base-to-world rotation, 9 numbers row-major; `to_target` is "
+            "`base_rot^T (target - fingertip)`"),
+        Key("shoulder_pos", "list[number]", "m", "centre the targets are drawn around (world)"),
+        Key("target_ranges", "object", "m, rad, s", "`radius` (m), `azimuth`, `elevation` (rad) `[low, high]` around "
+            "`shoulder_pos`, `min_height` (m, targets lower are lifted), `resample_s` (a new target this often)"),
+        Key("success_radius", "number", "m", "an episode ending with the fingertip this close to its target is a "
+            "success"),
+        Key("init_joint_noise", "number", "rad", "episodes start at `default_joint_pos` plus a uniform offset of "
+            "this half-width"),
+    ),
+    carries=(
+        "robot", "scene_mjb", "obs_layout", "obs_scales", "joint_names", "default_joint_pos", "joint_pos_limits",
+        "action_scale", "action_clip", "kp", "kd", "torque_limits", "control_dt", "sim_dt", "decimation",
+        "episode_length_s",
+    ),
+)
+"""This module plays the family's exported files (``contract/families.py`` reads the declaration)."""
 
 
 class PlainMujocoArm(PlainMujoco):

@@ -27,6 +27,7 @@ import numpy as np
 
 from contract import motion, terms
 from contract.errors import UserError
+from contract.families import Family, Key
 from deploy.onnx_policy import OnnxPolicy
 from deploy.plain_mujoco import PlainMujoco
 
@@ -34,6 +35,23 @@ MOTION_TERMS = ("motion_joint_pos", "motion_joint_vel", "motion_anchor_pos", "mo
 """The tracking terms built here (the others come from a robot's reading, ``contract/terms.py``)."""
 RUNTIME = "plain MuJoCo"
 """Where ``run`` plays a file (``apps/sim2sim.py`` names it)."""
+FAMILY = Family(
+    "track", "a robot reproducing motion clips",
+    keys=(
+        Key("motion_clips", "list[object]", "", "since 2.3: the clips, one per env in turn: `name`, `source` (as "
+            "configured), `sha256` (of the clip as read), `fps` (the control rate), `frames`, `npz` (the clip at the "
+            "control rate in the legged-mjx motion format, contract/motion.py: zlib-compressed .npz bytes, base64)"),
+        Key("motion", "object", "m, 1", "since 2.3: how the policy reads its clip: `anchor_body` (scene body of the "
+            "`motion_anchor_*` terms), `future_frames` (frames ahead in `motion_joint_*`), `anchor_height_band` (m) "
+            "and `anchor_tilt_band` (an episode fails beyond them), `phase` (how `motion_phase` is computed)"),
+    ),
+    carries=(
+        "robot", "scene_mjb", "base_joint", "obs_layout", "obs_scales", "joint_names", "default_joint_pos",
+        "joint_pos_limits", "action_scale", "velocity_limits", "action_clip", "kp", "kd", "torque_limits",
+        "control_dt", "sim_dt", "decimation", "episode_length_s",
+    ),
+)
+"""This module plays the family's exported files (``contract/families.py`` reads the declaration)."""
 
 
 @dataclass(frozen=True)

@@ -16,4 +16,5 @@
     locomotion/         velocity tracking for legged robots (+ locomotion/config.py, its typed config)
     reach/              a fixed-base arm moving its fingertip to random targets
     track/              motion tracking: a robot reproducing motion clips, every joint trained
+    */                  any other task family: its folder, its own ``__init__.py`` says what it is
 """

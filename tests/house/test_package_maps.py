@@ -2,12 +2,15 @@
 
 A map is the block of entries in an ``__init__.py`` docstring, one entry a line indented by four spaces: a name
 (``module.py``, ``subpackage/`` or another file such as ``install.sh``), two or more spaces, its description;
-longer descriptions go on in lines indented further. Names inside a description are free text.
+longer descriptions go on in lines indented further. Names inside a description are free text. A name may be a
+pattern (``sim2sim_*.py``, ``*/``: fnmatch) that names every module it matches, so that a task family's folder or
+module needs no line in its package's map (issue 49: a family is its own files, 0 edits elsewhere).
 """
 
 from __future__ import annotations
 
 import ast
+import fnmatch
 import re
 from pathlib import Path
 
@@ -16,7 +19,7 @@ from tests.house.tree import python_files
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("contract", "rl_core", "envs", "configs", "deploy", "apps", "fault_injection", "tools", "bench")
 """The project's top-level packages (tests/ aside), searched for maps at every depth."""
-ENTRY = re.compile(r"^ {4}(?P<name>[\w.-]+(?:\.\w+|/))(?: {2,}\S|$)")
+ENTRY = re.compile(r"^ {4}(?P<name>[\w.*-]+(?:\.\w+|/))(?: {2,}\S|$)")
 """A map entry's first line: four spaces, the name, then its description after two or more spaces."""
 
 
@@ -43,8 +46,10 @@ def problems(package: Path) -> list[str]:
     if not named:
         return []
     where = package.relative_to(ROOT) if package.is_relative_to(ROOT) else package.name
-    missing = sorted(modules_of(package) - set(named))
-    gone = [n for n in named if not (package / n.rstrip("/")).exists()]
+    present = modules_of(package)
+    missing = sorted(m for m in present if not any(fnmatch.fnmatchcase(m, n) for n in named))
+    gone = [n for n in named if not any(fnmatch.fnmatchcase(m, n) for m in present)
+            and not (package / n.rstrip("/")).exists()]
     return ([f"{where}/__init__.py: the map does not name {m}" for m in missing]
             + [f"{where}/__init__.py: the map names {n}, which is not there" for n in gone])
 
@@ -72,5 +77,8 @@ def test_a_stale_map_is_reported(tmp_path):
     assert map_entries(package / "__init__.py") == ["kept.py", "sub/", "moved.py"]
     assert problems(package) == ["pkg/__init__.py: the map does not name new.py",
                                  "pkg/__init__.py: the map names moved.py, which is not there"]
+    (package / "__init__.py").write_text('"""A package.\n\n    k*.py  patterns\n    */  every folder\n'
+                                         '    new.py  new\n    gone_*.py  matches nothing\n"""\n')
+    assert problems(package) == ["pkg/__init__.py: the map names gone_*.py, which is not there"]
     (package / "__init__.py").write_text('"""A package without a map: kept.py, sub/ in prose."""\n')
     assert problems(package) == []
