@@ -166,7 +166,7 @@ def flat_task(name: str, robot: RobotSpec, env: Optional[LocomotionEnvConfig] = 
         from envs.scenes.assemble import build
 
         assert isinstance(cfg, LocomotionEnvConfig)
-        resolved = build(robot, cfg.collisions, cfg.solver_iterations, cfg.ls_iterations)
+        resolved = build(robot, cfg.scene_options())
         if robot.mirror is not None:
             check_declared(robot.name, robot.mirror, resolved.joint_names)
 

@@ -10,10 +10,11 @@ runs around them (the web viewer, video, sim2sim dispatch, the rsl_rl adapter) l
                         matching (names.py), left / right twins and the mirror (sides.py, mirror.py), the resolved
                         indices (resolved.py), the built-in robots (quadruped.py, humanoid.py + their MJCF files),
                         a spec drafted from a robot file (draft*.py) and Menagerie robots by name (menagerie.py)
-    scenes/             assemble.py puts a robot into a scene with MjSpec: joints.py (trained / held / welded),
-                        feet.py, contacts.py (watched collision geoms, collision filter), actuators.py (position
-                        servos), flat.py / terrain.py (the floor: a plane or a heightfield), sensing.py (task
-                        sensors, camera), physics_only.py (an export's scene without what only drawing uses)
+    scenes/             assemble.py puts a robot into a scene with MjSpec, as options.py's SceneOptions say:
+                        joints.py (trained / held / welded), feet.py, contacts.py (watched collision geoms,
+                        collision filter), actuators.py (position servos), flat.py / terrain.py (the floor: a plane
+                        or a heightfield), sensing.py (task sensors, camera), physics_only.py (an export's scene
+                        without what only drawing uses)
     terrain/            generated terrain: config.py, generator.py (the height map), ground.py (start positions,
                         curriculum, height scan in torch), spawn.py (start heights)
     tasks/              task logic in torch: the base every family shares (base.py) and the families: locomotion/

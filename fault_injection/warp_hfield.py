@@ -26,8 +26,9 @@ def scene() -> mujoco.MjModel:
     from configs.catalog import get_task
     from configs.quadruped import ROUGH_QUADRUPED
     from envs.scenes.assemble import build
+    from envs.tasks.locomotion.config import LocomotionEnvConfig
     from envs.terrain.generator import generate
 
     cfg = get_task("quadruped-rough").default_config().env
-    return build(ROUGH_QUADRUPED, cfg.collisions, cfg.solver_iterations, cfg.ls_iterations,  # type: ignore[attr-defined]
-                 generate(cfg.terrain)).model  # type: ignore[attr-defined]
+    assert isinstance(cfg, LocomotionEnvConfig)
+    return build(ROUGH_QUADRUPED, cfg.scene_options(generate(cfg.terrain))).model

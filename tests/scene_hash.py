@@ -3,7 +3,7 @@
 Run it on two checkouts to show that a change to the assembly (``envs/scenes``, ``envs/robots``) left every
 compiled model byte-identical:
 
-    PYTHONPATH=/path/to/checkout python tests/scene_hash.py
+    PYTHONPATH=/path/to/checkout python -m tests.scene_hash
 
 The script imports the project (and ``tests/robot_models.py``) from PYTHONPATH, so this file can hash an older
 checkout that lacks it.
@@ -37,6 +37,18 @@ def _digest(rb: object) -> str:
     return h.hexdigest()
 
 
+def _build(robot: object, **options: object) -> object:
+    """``build`` with these scene options: a ``SceneOptions`` (``envs/scenes/options.py``), or keywords on a checkout
+    older than it."""
+    from envs.scenes.assemble import build
+
+    try:
+        from envs.scenes.options import SceneOptions
+    except ImportError:
+        return build(robot, **options)  # type: ignore[arg-type]
+    return build(robot, SceneOptions(**options))  # type: ignore[arg-type]
+
+
 def _cases(tmp: Path) -> dict[str, Callable[[], object]]:
     from envs.robots.humanoid import HUMANOID
     from envs.robots.quadruped import QUADRUPED
@@ -60,13 +72,14 @@ def _cases(tmp: Path) -> dict[str, Callable[[], object]]:
     terrain = generate(TerrainConfig(type="generated"))
     return {
         "quadruped full": lambda: build(QUADRUPED),
-        "quadruped feet 4/6": lambda: build(QUADRUPED, "feet", 4, 6),
+        "quadruped feet 4/6": lambda: _build(QUADRUPED, collisions="feet", solver_iterations=4, ls_iterations=6),
         "humanoid full": lambda: build(HUMANOID),
-        "humanoid feet": lambda: build(HUMANOID, "feet"),
-        "quadruped rough": lambda: build(QUADRUPED, "full", None, None, terrain),
-        "quadruped rough window": lambda: build(QUADRUPED, "feet", None, None, terrain, (3.0, -2.0, 8.0)),
+        "humanoid feet": lambda: _build(HUMANOID, collisions="feet"),
+        "quadruped rough": lambda: _build(QUADRUPED, terrain=terrain),
+        "quadruped rough window": lambda: _build(QUADRUPED, collisions="feet", terrain=terrain,
+                                                 floor_window=(3.0, -2.0, 8.0)),
         "anyq file actuators": lambda: build(anyq),
-        "anyq feet": lambda: build(anyq, "feet"),
+        "anyq feet": lambda: _build(anyq, collisions="feet"),
         "biped held": lambda: build(biped),
         "biped welded": lambda: build(welded),
         "biped file actuators": lambda: build(file_biped),

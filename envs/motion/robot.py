@@ -20,6 +20,7 @@ from contract.errors import UserError
 from envs.robots.resolved import ResolvedRobot
 from envs.robots.spec import ActuatorGroup, Pose, RobotSpec, WeldedJoints
 from envs.scenes.assemble import build
+from envs.scenes.options import PLAIN, SceneOptions
 
 _FREE, _BALL = mujoco.mjtJoint.mjJNT_FREE, mujoco.mjtJoint.mjJNT_BALL
 
@@ -111,7 +112,6 @@ def _with_groups(spec: RobotSpec, release: tuple[str, ...],
     return tuple(groups) + tuple(extra)
 
 
-def build_tracking(spec: RobotSpec, collisions: str = "full", solver_iterations: int | None = None,
-                   ls_iterations: int | None = None, release: tuple[str, ...] = ()) -> ResolvedRobot:
-    """The scene with ``spec``'s robot, every joint trained (``every_joint_trained``)."""
-    return build(every_joint_trained(spec, release), collisions, solver_iterations, ls_iterations)
+def build_tracking(spec: RobotSpec, options: SceneOptions = PLAIN, release: tuple[str, ...] = ()) -> ResolvedRobot:
+    """The scene with ``spec``'s robot, every joint trained (``every_joint_trained``), built as ``options`` says."""
+    return build(every_joint_trained(spec, release), options)

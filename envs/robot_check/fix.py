@@ -60,6 +60,7 @@ from envs.robots.patterns import covering_regex
 from envs.robots.resolved import ResolvedRobot
 from envs.robots.spec import ActuatorGroup, RobotSpec
 from envs.scenes.assemble import build
+from envs.scenes.options import SceneOptions
 
 KP_STEP = 1.5
 """kp grows by this factor per round of the gain search (kd by its square root: the damping ratio stays)."""
@@ -98,9 +99,10 @@ def fix(spec: RobotSpec, spread: ResetSpread, collisions: str = "full", seconds:
     t0 = time.perf_counter()
     out = FixResult(spec, {})
     with quiet_mujoco_warnings():
-        out.spec = _gains(spec, collisions, seconds, out)
-        out.spec, trial = _solver(out.spec, collisions, spread, seconds, out, rollouts)
-        robot = build(out.spec, collisions)
+        scene = SceneOptions(collisions)
+        out.spec = _gains(spec, scene, seconds, out)
+        out.spec, trial = _solver(out.spec, scene, spread, seconds, out, rollouts)
+        robot = build(out.spec, scene)
         out.report = evaluate(robot, spread, seconds, rollouts, own=trial)
     out.seconds = round(time.perf_counter() - t0, 1)
     return out
@@ -138,11 +140,11 @@ def _with_solver(spec: RobotSpec, iterations: int, ls: int, contact: Contact | N
     return dataclasses.replace(spec, sim=sim)
 
 
-def _gains(spec: RobotSpec, collisions: str, seconds: float, out: FixResult) -> RobotSpec:
+def _gains(spec: RobotSpec, scene: SceneOptions, seconds: float, out: FixResult) -> RobotSpec:
     """Step 1 of the module docstring: rounds of standing and step responses at a converged solver."""
     solver = spec.sim
     for k in range(ROUNDS):
-        robot = build(_with_solver(spec, *GAIN_SOLVER), collisions)
+        robot = build(_with_solver(spec, *GAIN_SOLVER), scene)
         stand, _ = judged_standing(robot, seconds)
         steps = step_response(robot)
         out.log.append(f"gains {k + 1}: base {num(stand.base_height)} m of {num(spec.base_height)} m"
@@ -309,10 +311,10 @@ def _contacts(robot: ResolvedRobot) -> tuple[list[Contact], list[Contact]]:
     return [now], [other]
 
 
-def _solver(spec: RobotSpec, collisions: str, spread: ResetSpread, seconds: float, out: FixResult,
+def _solver(spec: RobotSpec, scene: SceneOptions, spread: ResetSpread, seconds: float, out: FixResult,
             rollouts: int) -> tuple[RobotSpec, SolverTrial | None]:
     """Step 2 of the module docstring."""
-    robot = build(spec, collisions)
+    robot = build(spec, scene)
     file = file_contact(robot)
     kept, departures = _contacts(robot)
     own = model_contact(robot.model)
@@ -320,7 +322,7 @@ def _solver(spec: RobotSpec, collisions: str, spread: ResetSpread, seconds: floa
     converged: dict[Contact, Standing | None] = {}
     for it, ls, contact in [(it, ls, c) for tier in (kept, departures) for it, ls in ITERATION_LADDER for c in tier]:
         cand = _with_solver(spec, it, ls, contact, file)
-        rb = build(cand, collisions)
+        rb = build(cand, scene)
         what = f"solver {it} / {ls}, {contact.text()}"
         stand = judged_standing(rb, seconds)[0]
         if contact not in converged:

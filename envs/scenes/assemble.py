@@ -30,10 +30,10 @@ from envs.scenes.contacts import ContactGeoms, contact_geoms, filter_collisions,
 from envs.scenes.feet import Feet, resolve_feet
 from envs.scenes.flat import attach_scene, flat_scene
 from envs.scenes.joints import JointPlan, plan_joints, weld
+from envs.scenes.options import PLAIN, SceneOptions
 from envs.scenes.physics_only import physics_only
 from envs.scenes.sensing import TaskSensors, add_task_sensing
 from envs.scenes.terrain import terrain_scene
-from envs.terrain.generator import Terrain
 
 _CONE = {"pyramidal": mujoco.mjtCone.mjCONE_PYRAMIDAL, "elliptic": mujoco.mjtCone.mjCONE_ELLIPTIC}
 INTEGRATORS = {"euler": mujoco.mjtIntegrator.mjINT_EULER, "implicitfast": mujoco.mjtIntegrator.mjINT_IMPLICITFAST,
@@ -67,13 +67,11 @@ def load_robot_spec(robot: RobotSpec) -> tuple[mujoco.MjSpec, mujoco.MjModel]:
     return spec, model
 
 
-def build(robot: RobotSpec, collisions: str = "full", solver_iterations: int | None = None,
-          ls_iterations: int | None = None, terrain: Terrain | None = None,
-          floor_window: tuple[float, float, float] | None = None, discard_visual: bool = False) -> ResolvedRobot:
-    """The compiled scene with ``robot`` attached, and every index the task needs (see module docstring);
-    ``terrain``: a generated terrain as the floor (``envs/scenes/terrain.py``) instead of the plane;
-    ``floor_window`` (x, y, half): only its part around (x, y) (for rendering); ``discard_visual``: the scene an
-    exported policy carries, without what only drawing uses (``physics_only.py``)."""
+def build(robot: RobotSpec, options: SceneOptions = PLAIN) -> ResolvedRobot:
+    """The compiled scene with ``robot`` attached, and every index the task needs (see module docstring), built as
+    ``options`` says (collisions, solver settings, a generated terrain or a window of it as the floor, the scene
+    without what only drawing uses: ``envs/scenes/options.py``)."""
+    collisions = options.collisions
     check_spec(robot)
     check_collisions(robot, collisions)
     rspec, m0 = load_robot_spec(robot)
@@ -90,18 +88,19 @@ def build(robot: RobotSpec, collisions: str = "full", solver_iterations: int | N
     act = actuate(robot, rspec, m0, plan, names.joints)
     weld(rspec, m0, plan, names.joints)
     _strip_file_extras(rspec)
-    _apply_options(robot, rspec, solver_iterations, ls_iterations)
+    _apply_options(robot, rspec, options.solver_iterations, options.ls_iterations)
     geom_name = name_geoms(rspec, m0, names.bodies, contacts.sensed)
     filter_collisions(rspec, contacts, collisions)
     # the scene's names get SCENE_PREFIX; the robot's names and options stay as in its file
-    attach_scene(rspec, flat_scene() if terrain is None else terrain_scene(terrain, floor_window))
+    terrain = options.terrain
+    attach_scene(rspec, flat_scene() if terrain is None else terrain_scene(terrain, options.floor_window))
     sensors = add_task_sensing(rspec, m0, names.bodies, robot.base_body, feet, contacts, geom_name)
     try:
         model = rspec.compile()
     except Exception as e:
         raise UserError(f"robot spec '{robot.name}': the scene with {robot.mjcf} does not compile: "
                         f"{one_line(e)}") from None
-    if discard_visual:
+    if options.discard_visual:
         model = physics_only(rspec, model)
     return _resolved(robot, model, base_joint, plan, act, feet, contacts, sensors,
                      tuple(tuple(geom_name[g] for g in gs) for gs in feet.geoms))

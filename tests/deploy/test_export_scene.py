@@ -32,6 +32,7 @@ from envs.registry import load_file_module, load_file_task
 from envs.robots.humanoid import HUMANOID
 from envs.robots.quadruped import QUADRUPED
 from envs.scenes.assemble import build
+from envs.scenes.options import SceneOptions
 from envs.tasks.locomotion.config import NoiseConfig
 from envs.tasks.scene_bytes import scene_bytes
 from rl_core.export import export_onnx, policy_metadata
@@ -49,7 +50,7 @@ def robot_file(tmp_path_factory) -> Path:
 def scenes(robot_file):
     """The training scene and the exported one of the mesh-heavy robot."""
     robot = load_file_module(f"{robot_file}:flat").MY_ROBOT
-    return build(robot, "full").model, build(robot, "full", discard_visual=True).model
+    return build(robot).model, build(robot, SceneOptions(discard_visual=True)).model
 
 
 def _mjb(model: mujoco.MjModel) -> bytes:
@@ -95,7 +96,7 @@ def test_the_exported_scene_steps_bit_for_bit_as_the_full_one(scenes):
 
 @pytest.mark.parametrize("robot", [QUADRUPED, HUMANOID], ids=lambda r: r.name)
 def test_the_built_in_robots_exported_scenes_step_bit_for_bit(robot):
-    full, small = build(robot, "full").model, build(robot, "full", discard_visual=True).model
+    full, small = build(robot).model, build(robot, SceneOptions(discard_visual=True)).model
     assert small.ngeom < full.ngeom and small.ntex == 0
     a, b = _trace(full, small)
     np.testing.assert_array_equal(a, b)

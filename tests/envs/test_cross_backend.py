@@ -9,6 +9,7 @@ import torch
 from envs.physics.native import NativePhysics
 from envs.robots.quadruped import QUADRUPED
 from envs.scenes.assemble import build
+from envs.scenes.options import SceneOptions
 from envs.tasks.locomotion import RANDOMIZED_FIELDS
 
 N = 8
@@ -23,7 +24,7 @@ def pair(request):
     """Native MuJoCo and another backend, on the model with every collision (the default) and with the feet
     only (``env.collisions=feet``; under ``slow``: one more compile per backend for the same checks)."""
     backend, collisions = request.param
-    robot = build(QUADRUPED, collisions)
+    robot = build(QUADRUPED, SceneOptions(collisions))
     model = robot.model
     if backend == "mjx":
         pytest.importorskip("mujoco.mjx")
@@ -106,7 +107,7 @@ def test_standing_on_a_heightfield_slope_matches_native(backend, collisions):
                                      proportions=TerrainProportions(**{t: float(t in ("flat", "slope_up"))
                                                                        for t in TILE_TYPES})))
     assert terrain.column_types == ("flat", "slope_up")
-    robot = build(ROUGH_QUADRUPED, collisions, terrain=terrain)
+    robot = build(ROUGH_QUADRUPED, SceneOptions(collisions, terrain=terrain))
     if backend == "mjx":
         from envs.physics.mjx import MjxPhysics as Other
     else:

@@ -123,14 +123,14 @@ def test_the_env_logs_exclude_diverged_worlds():
 
 
 def test_speed_bounds_follow_the_robot():
-    q = build(QUADRUPED, "full")
+    q = build(QUADRUPED)
     b = speed_bounds(q.model, q.joint_dof_adr, QUADRUPED.base_height, push_vel=0.0)
     assert b.base_lin_vel == pytest.approx(5 * math.sqrt(9.81 * 0.30))  # Froude speed 5 on 0.30 m
     assert b.base_ang_vel == pytest.approx(2 * b.base_lin_vel / 0.30)  # a cheetah's speed (10) over the height
     by_name = dict(zip(q.joint_names, b.joint_vel, strict=True))
     # a calf (short lever) may spin faster than a thigh (the whole leg); every bound far above what it reaches
     assert by_name["FR_calf_joint"] > by_name["FR_thigh_joint"] > 60.0
-    h = build(HUMANOID, "full")
+    h = build(HUMANOID)
     hb = speed_bounds(h.model, h.joint_dof_adr, HUMANOID.base_height, push_vel=0.0)
     assert hb.base_lin_vel > b.base_lin_vel  # a taller robot may move faster
     ankle = dict(zip(h.joint_names, hb.joint_vel, strict=True))["right_ankle_pitch_joint"]

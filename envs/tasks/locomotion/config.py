@@ -11,9 +11,11 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Literal, Optional
 
+from envs.scenes.options import SceneOptions
 from envs.tasks.locomotion.obs_table import TERM_NAMES
 from envs.tasks.mujoco_config import MujocoEnvConfig
 from envs.terrain.config import TILE_TYPES, HeightScanConfig, TerrainConfig
+from envs.terrain.generator import Terrain
 from rl_core.config_io import check_types, require
 
 Range = tuple[float, float]
@@ -292,6 +294,11 @@ class LocomotionEnvConfig(MujocoEnvConfig):
         require(self.success_distance > 0, "env.success_distance", self.success_distance, "a number > 0")
         require(self.contact_force_threshold >= 0, "env.contact_force_threshold", self.contact_force_threshold,
                 "a number >= 0")
+
+    def scene_options(self, terrain: Terrain | None = None) -> SceneOptions:
+        """How the task's scene is built (``envs/scenes/assemble.build``): its collisions and solver settings, with
+        ``terrain`` (a generated one, ``envs/terrain/generator.py``) as the floor instead of the plane."""
+        return SceneOptions(self.collisions, self.solver_iterations, self.ls_iterations, terrain)
 
     def for_evaluation(self) -> LocomotionEnvConfig:
         """Evaluation: every episode starts at t = 0 and nobody pushes; noise and randomization stay on."""

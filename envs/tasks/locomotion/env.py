@@ -23,6 +23,7 @@ in its own module here, and gives the views play.py and the web viewer read:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -76,8 +77,7 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
     def __init__(self, cfg: LocomotionEnvConfig, robot: RobotSpec, device: torch.device | str = "cpu"):
         self.cfg = cfg
         self.terrain = generate(cfg.terrain) if cfg.terrain.type == "generated" else None
-        self.robot: ResolvedRobot = build(robot, cfg.collisions, cfg.solver_iterations, cfg.ls_iterations,
-                                          self.terrain)
+        self.robot: ResolvedRobot = build(robot, cfg.scene_options(self.terrain))
         rb = self.robot
         J, F = self.num_joints, self.num_feet = rb.num_joints, rb.num_feet
         scan = cfg.height_scan.num_points if cfg.height_scan.enabled else 0
@@ -286,12 +286,11 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
         renderer seconds per frame); on a plane the simulated model."""
         if self.terrain is None:
             return self.model
-        cfg = self.cfg
         start = self.adr.base_pos.start
         x, y = self.physics.read().qpos[index, start:start + 2].tolist()
         window = (x, y, RENDER_WINDOW_TILES * self.terrain.tile_size)
-        return build(self.robot.spec, cfg.collisions, cfg.solver_iterations, cfg.ls_iterations, self.terrain,
-                     window).model
+        options = dataclasses.replace(self.cfg.scene_options(self.terrain), floor_window=window)
+        return build(self.robot.spec, options).model
 
     def export_metadata(self) -> dict[str, Any]:
         """What a deployment needs (``export.py``; the schema: ``contract/schema.py``)."""

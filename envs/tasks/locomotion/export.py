@@ -12,7 +12,7 @@ and held joints, 2.1 since the held joints' gains): ``contract/schema.py``.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 import numpy as np
@@ -31,7 +31,7 @@ def metadata(cfg: LocomotionEnvConfig, rb: ResolvedRobot, layout: ObservationLay
     """The exported metadata of a velocity-tracking task (see the module docstring)."""
     # sim2sim simulates every collision (the scene rebuilt with collisions=full if training used feet only), and
     # the file carries the scene without what only drawing uses (envs/scenes/physics_only.py)
-    scene = build(rb.spec, "full", cfg.solver_iterations, cfg.ls_iterations, terrain, discard_visual=True)
+    scene = build(rb.spec, replace(cfg.scene_options(terrain), collisions="full", discard_visual=True))
     return {
         "task_family": "locomotion",
         **robot_metadata(rb, scene.model, layout, cfg.clip_actions, dt, cfg.decimation),

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Literal, Optional
 
+from envs.scenes.options import SceneOptions
 from envs.tasks.locomotion.config import NoiseConfig
 from envs.tasks.mujoco_config import MujocoEnvConfig
 from rl_core.config_io import check_types, require
@@ -166,6 +167,10 @@ class TrackEnvConfig(MujocoEnvConfig):
             value = getattr(self, name)
             require(value is None or value >= 1, f"env.{name}", value, "null or an integer >= 1")
         require(self.speed_bound_margin > 0, "env.speed_bound_margin", self.speed_bound_margin, "a number > 0")
+
+    def scene_options(self) -> SceneOptions:
+        """How the task's scene is built (``envs/scenes/assemble.build``): its collisions and solver settings."""
+        return SceneOptions(self.collisions, self.solver_iterations, self.ls_iterations)
 
     def for_evaluation(self) -> TrackEnvConfig:
         """Evaluation: start frames uniform over the clip (no adaptive sampling), no start noise."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import zlib
+from dataclasses import replace
 from typing import Any
 
 import mujoco
@@ -32,7 +33,7 @@ PHASE = "frame / last frame of the env's clip; the frame advances by one each co
 def export_scene(rb: ResolvedRobot, cfg: TrackEnvConfig) -> mujoco.MjModel:
     """The trained scene (``rb.spec``: every joint already trained) without what only drawing uses
     (``envs/scenes/physics_only.py``)."""
-    return build(rb.spec, cfg.collisions, cfg.solver_iterations, cfg.ls_iterations, discard_visual=True).model
+    return build(rb.spec, replace(cfg.scene_options(), discard_visual=True)).model
 
 
 def clip_entry(p: Played) -> dict[str, Any]:

@@ -42,7 +42,7 @@ def released_joints(spec: RobotSpec, cfg: TrackEnvConfig) -> tuple[str, ...]:
 def tracking_robot(spec: RobotSpec, cfg: TrackEnvConfig) -> ResolvedRobot:
     """The scene with ``spec``'s robot for ``cfg``'s clips (module docstring)."""
     release = released_joints(spec, cfg)
-    robot = build_tracking(spec, cfg.collisions, cfg.solver_iterations, cfg.ls_iterations, release)
+    robot = build_tracking(spec, cfg.scene_options(), release)
     held = [n for h in spec.held for n in robot.joint_names if _matches(h.joints, n)]
     parts = ([f"{len(held)} held joint(s) trained ({_short(held)})"] if held else []) + (
         [f"{len(release)} welded joint(s) released and trained, the clips move them ({_short(list(release))})"]

@@ -26,6 +26,7 @@ from envs.robots.spec import (
     WeldedJoints,
 )
 from envs.scenes.assemble import build
+from envs.scenes.options import SceneOptions
 from envs.tasks.locomotion import LocomotionEnv
 from envs.tasks.locomotion.config import LocomotionEnvConfig
 from tests.robot_models import BIPED_ARMS, BIPED_LEGS, biped_spec, humanoid_xml, quadruped_xml, write
@@ -49,7 +50,7 @@ def _humanoid(tmp_path: Path, xml: str | None = None, **fields) -> RobotSpec:
 
 def _one_line_error(spec: RobotSpec, *words: str, collisions: str = "full") -> str:
     with pytest.raises(UserError) as e:
-        build(spec, collisions)
+        build(spec, SceneOptions(collisions))
     line = str(e.value)
     assert len(line.splitlines()) == 1, line
     for w in words:

@@ -143,7 +143,7 @@ def test_the_makers_file_as_the_rehearsals_robot(served, tmp_path):
     from envs.scenes.assemble import build
 
     for task, file in ((GO2, served / "unitree_go2" / "go2.xml"), (G1, served / "unitree_g1" / "g1_mjlab.xml")):
-        rb = build(robot_of(get_task(task)).spec, "full")
+        rb = build(robot_of(get_task(task)).spec)
         meta = {"base_joint": "root", "joint_names": list(rb.joint_names), "held_joint_names":
                 list(rb.held_joint_names), "termination_contact_sensors": list(rb.termination_sensors)}
         m = maker_scene(str(file), meta, rb.model)
