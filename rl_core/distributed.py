@@ -96,13 +96,6 @@ def agree_on_stop(signum: int, device: torch.device) -> int:
     return int(t.item())  # one host sync per iteration, beside the statistics' own
 
 
-def broadcast_module_(module: torch.nn.Module) -> None:
-    """Copy rank 0's parameters and buffers to every rank."""
-    if active():
-        for t in module.state_dict().values():
-            dist.broadcast(t, src=0)
-
-
 def shutdown() -> None:
     if dist.is_available() and dist.is_initialized():
         dist.destroy_process_group()

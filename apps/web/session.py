@@ -37,14 +37,6 @@ def checkpoints(folder: Path) -> list[Path]:
 
 
 @dataclass(frozen=True)
-class Loaded:
-    """What a checkpoint gives the viewer (``play.Run`` satisfies it)."""
-
-    path: Path
-    data: dict[str, Any]
-
-
-@dataclass(frozen=True)
 class Tick:
     """One control step of the followed robot, for the page's numbers and plots."""
 

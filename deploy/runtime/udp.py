@@ -101,9 +101,6 @@ class UdpRobot:
         self._seq += 1
         self.sock.sendto(pack_command(self._seq, self.clock(), command, self.reference), self.address)
 
-    def hello(self) -> None:
-        self.sock.sendto(HELLO, self.address)
-
     def quit(self) -> None:
         self.sock.sendto(QUIT, self.address)
 

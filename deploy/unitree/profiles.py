@@ -58,9 +58,6 @@ def _g1() -> Profile:
 PROFILES: dict[str, Profile] = {p.name: p for p in (_go2(), _g1())}
 """Every profile by name."""
 
-SLOTS = {"unitree_go": 20, "unitree_hg": 35}
-"""Motor slots of each family's messages."""
-
 
 def get(name: str) -> Profile:
     """The profile called ``name``; one UserError line naming the known ones otherwise."""

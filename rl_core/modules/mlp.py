@@ -55,7 +55,3 @@ def mlp(in_dim: int, hidden: Sequence[int], out_dim: int, activation: str, ortho
             nn.init.zeros_(lin.bias)
     return nn.Sequential(*layers)
 
-
-def count_params(module: nn.Module) -> int:
-    return sum(p.numel() for p in module.parameters())
-
