@@ -6,7 +6,8 @@
 For each task (default: every registered batched MuJoCo task of this checkout): ``train.py --task T --num-envs N
 --max-iterations 1`` runs in the old checkout (its own code, this interpreter), then ``train.py --resume RUN
 --max-iterations 2`` here, and ``play.py --checkpoint RUN --episodes 2`` here. A task passes when both of this
-checkout's commands exit 0 and the resumed run reached iteration 2. Each command has a time limit (``--timeout``).
+checkout's commands exit 0 and the resumed run reached iteration 2. A distillation task (``TEACHERS``) first gets
+its teacher's one-iteration run in the old checkout. Each command has a time limit (``--timeout``).
 Issue 49's check that a refactor kept old checkpoints readable (docs/design.md).
 """
 
@@ -21,6 +22,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parents[2]
 """This checkout."""
+TEACHERS = {"quadruped-flat-blind-distill": "quadruped-flat"}
+"""The teacher task of each distillation task (its description names it): the old checkout trains the teacher for
+one iteration first, and the student's old run reads it (``algorithm.teacher=RUN``)."""
 
 
 def batched_tasks() -> list[str]:
@@ -45,10 +49,18 @@ def check(task: str, old: Path, work: Path, num_envs: int, timeout: float) -> st
     """The task's line: old run, resume here, play here."""
     run_dir = work / task.replace(":", "_")
     py = sys.executable
-    rc, last = run([py, "train.py", "--task", task, "--num-envs", str(num_envs), "--max-iterations", "1", "--quiet",
-                    "--run-dir", str(run_dir)], old, timeout)
+    first = [py, "train.py", "--task", task, "--num-envs", str(num_envs), "--max-iterations", "1", "--quiet",
+             "--run-dir", str(run_dir)]
+    rc, last = run(first, old, timeout)
     if rc != 0 and "algorithm.teacher" in last:
-        return f"| {task} | skipped: a distillation run needs a teacher run (algorithm.teacher) | - | - |"
+        if task not in TEACHERS:
+            return f"| {task} | skipped: a distillation run needs a teacher run (algorithm.teacher) | - | - |"
+        teacher_dir = work / f"{task}_teacher"
+        rc, last = run([py, "train.py", "--task", TEACHERS[task], "--num-envs", str(num_envs), "--max-iterations",
+                        "1", "--quiet", "--run-dir", str(teacher_dir)], old, timeout)
+        if rc != 0:
+            return f"| {task} | old teacher run ({TEACHERS[task]}) failed ({rc}): {last} | - | - |"
+        rc, last = run([*first, f"algorithm.teacher={teacher_dir}"], old, timeout)
     if rc != 0:
         return f"| {task} | old run failed ({rc}): {last} | - | - |"
     rc_resume, last_resume = run([py, "train.py", "--resume", str(run_dir), "--max-iterations", "2"], HERE, timeout)
