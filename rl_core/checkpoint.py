@@ -3,6 +3,11 @@
 Format 2 stores ``checksum``: a SHA-256 over every value of the checkpoint (tensor bytes, dtypes and shapes
 included), so a flipped bit in a weight is caught on load (torch's zip container does not check its CRCs).
 Format 1 files (no checksum) still load.
+
+Format 3 (issue 49): the saved config's keys changed, a reward section holds weights only (a locomotion config's
+``env.rewards.tracking_sigma`` and ``env.rewards.only_positive`` are ``env.reward_params.*``). Format 1 and 2
+files still load: ``read_config`` reads a moved key at its new place (the config's ``MOVED_KEYS``,
+``config_io.moved_key``); a checkout of format 2 refuses a format 3 file in one line instead of failing on a key.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import torch
 
 from contract.errors import CheckpointError
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 _REQUIRED = ("task", "iteration", "config", "policy", "obs_dims", "action_spec")
 """Entries every checkpoint has; a file without them does not verify."""
 _NAME = re.compile(r"model_(\d+)\.pt$")
@@ -209,7 +214,8 @@ def check_task(data: dict[str, Any], task: str, source: str) -> None:
 
 
 def read_config(data: dict[str, Any], default: Any, source: str) -> Any:
-    """The checkpoint's config laid over the task's ``default`` config; one clear line if it cannot be read."""
+    """The checkpoint's config laid over the task's ``default`` config (a key that moved since the file was written
+    read at its new place); one clear line if it cannot be read."""
     from contract.errors import UserError
     from rl_core.config_io import from_dict
 

@@ -3,6 +3,10 @@
 Every config in the project is a frozen dataclass whose fields carry an attribute docstring. This module
 checks field types, applies ``section.field=value`` overrides, turns configs into plain dicts (for
 ``config.yaml`` and checkpoints) and back, and reads the field docstrings for ``--help``.
+
+A field that moved declares its old key where it lived: a config dataclass's ``MOVED_KEYS`` class attribute maps
+an old dotted key (relative to that dataclass) to its new one. ``from_dict`` (a saved config: a checkpoint's)
+reads an old key at its new place; an override with an old key is one line naming the new key.
 """
 
 from __future__ import annotations
@@ -172,7 +176,10 @@ def parse_override(text: str) -> tuple[str, Any]:
 def apply_overrides(cfg: Any, overrides: dict[str, Any], _prefix: str = "") -> Any:
     """Return a copy of ``cfg`` with dotted-key overrides applied; unknown keys raise a one-line error."""
     nested: dict[str, Any] = {}
+    moved = getattr(type(cfg), "MOVED_KEYS", {})
     for key, value in overrides.items():
+        if key in moved:
+            raise ConfigError("override key", _prefix + key, f"{_prefix + moved[key]} (the field's new key)")
         head, _, rest = key.partition(".")
         names = [f.name for f in dataclasses.fields(cfg)]
         if head not in names:
@@ -218,9 +225,25 @@ def to_dict(cfg: Any) -> dict[str, Any]:
     return conv(cfg)
 
 
+def moved_key(cfg: Any, key: str) -> str:
+    """``key`` (dotted, relative to ``cfg``) at its new place when a config dataclass on its path declares it moved
+    (``MOVED_KEYS``), else ``key`` itself."""
+    prefix, node, rest = "", cfg, key
+    while dataclasses.is_dataclass(node):
+        moved = getattr(type(node), "MOVED_KEYS", {})
+        if rest in moved:
+            return prefix + moved[rest]
+        head, _, rest = rest.partition(".")
+        if not rest or head not in {f.name for f in dataclasses.fields(node)}:
+            break
+        prefix, node = prefix + head + ".", getattr(node, head)
+    return key
+
+
 def from_dict(template: Any, data: dict[str, Any]) -> Any:
-    """Rebuild a config of the same shape as ``template`` from a plain dict (unknown keys raise)."""
-    return apply_overrides(template, flatten(data))
+    """Rebuild a config of the same shape as ``template`` from a plain dict (unknown keys raise); a key that moved
+    since the dict was written is read at its new place (``moved_key``)."""
+    return apply_overrides(template, {moved_key(template, k): v for k, v in flatten(data).items()})
 
 
 def dump_yaml(cfg: Any) -> str:

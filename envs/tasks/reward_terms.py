@@ -130,8 +130,7 @@ def weight_column(weights: Mapping[str, float], device: torch.device) -> torch.T
     return torch.tensor(list(weights.values()), dtype=torch.float32, device=device).unsqueeze(1)
 
 
-def weights_of(scales: Any, skip: tuple[str, ...] = ()) -> dict[str, float]:
-    """The weight of every reward term: the float fields of a weights dataclass, but ``skip`` (e.g. a kernel
-    width)."""
-    return {f.name: getattr(scales, f.name) for f in fields(scales)
-            if f.type in (float, "float") and f.name not in skip}
+def weights_of(scales: Any) -> dict[str, float]:
+    """The weight of every reward term: every field of a weights dataclass (it holds weights only; what a term
+    reads, such as a kernel width, is a field of the family's reward parameters)."""
+    return {f.name: getattr(scales, f.name) for f in fields(scales)}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Literal, Optional
+from typing import ClassVar, Literal, Optional
 
 from envs.scenes.options import SceneOptions
 from envs.tasks.locomotion.obs_table import TERM_NAMES
@@ -71,9 +71,10 @@ class RewardScales:
     """
 
     tracking_lin_vel: float = 1.0
-    """exp(-|v_xy - cmd_xy|^2 / tracking_sigma): follow the linear velocity command (body frame)."""
+    """exp(-|v_xy - cmd_xy|^2 / ``RewardParams.tracking_sigma``): follow the linear velocity command (body
+    frame)."""
     tracking_ang_vel: float = 0.5
-    """exp(-(w_z - cmd_yaw)^2 / tracking_sigma): follow the yaw-rate command."""
+    """exp(-(w_z - cmd_yaw)^2 / ``RewardParams.tracking_sigma``): follow the yaw-rate command."""
     lin_vel_z: float = -2.0
     """Vertical base velocity squared."""
     ang_vel_xy: float = -0.05
@@ -87,7 +88,8 @@ class RewardScales:
     action_rate: float = -0.01
     """Change of the action between control steps, squared."""
     feet_air_time: float = 1.0
-    """At each touchdown, the foot's air time minus 0.5 s (only while a linear velocity is commanded)."""
+    """At each touchdown, the foot's air time minus ``RewardParams.air_time_offset`` (only while a linear velocity
+    is commanded)."""
     feet_slip: float = -0.1
     """Horizontal speed squared of the feet that touch the ground."""
     collision: float = -1.0
@@ -109,20 +111,20 @@ class RewardScales:
     alive: float = 0.0
     """1 per step the episode goes on: with the total clipped at zero, falling otherwise costs a biped nothing
     while its penalties outweigh its tracking rewards."""
-    tracking_sigma: float = 0.25
-    """Width of the tracking kernels."""
-    only_positive: bool = True
-    """Clip the total reward of a step at zero from below (legged_gym); avoids learning early termination."""
 
     def __post_init__(self) -> None:
         check_types(self, "env.rewards.")
-        require(self.tracking_sigma > 0, "env.rewards.tracking_sigma", self.tracking_sigma, "a number > 0")
 
 
 @dataclass(frozen=True)
 class RewardParams:
-    """Targets and thresholds of the reward terms (per robot, like the weights); not weights themselves."""
+    """Targets and thresholds of the reward terms and how their total is formed (per robot, like the weights); not
+    weights themselves (``RewardScales`` holds only weights)."""
 
+    tracking_sigma: float = 0.25
+    """tracking_lin_vel, tracking_ang_vel: width of the tracking kernels exp(-error^2 / tracking_sigma)."""
+    air_time_offset: float = 0.5
+    """feet_air_time: seconds subtracted from a foot's air time at its touchdown (a shorter step costs)."""
     air_time_threshold: float = 0.4
     """feet_air_time_biped: cap (s) of the rewarded single-stance time."""
     base_height_target: float = 0.0
@@ -133,9 +135,14 @@ class RewardParams:
     """feet_distance: smallest sideways distance (m) between a left and a right foot."""
     deviation_joints: str = ""
     """joint_deviation: regex over the actuated joints' names (resolved at build time; empty: none)."""
+    only_positive: bool = True
+    """Clip the total reward of a step at zero from below (legged_gym); avoids learning early termination."""
 
     def __post_init__(self) -> None:
         check_types(self, "env.reward_params.")
+        require(self.tracking_sigma > 0, "env.reward_params.tracking_sigma", self.tracking_sigma, "a number > 0")
+        require(self.air_time_offset >= 0, "env.reward_params.air_time_offset", self.air_time_offset,
+                "a number >= 0")
         require(self.air_time_threshold > 0, "env.reward_params.air_time_threshold", self.air_time_threshold,
                 "a number > 0")
 
@@ -213,6 +220,12 @@ class RandomizationConfig:
 class LocomotionEnvConfig(MujocoEnvConfig):
     """Batched velocity tracking (legged_gym's task) on a plane or generated terrain, on any physics backend; the
     batch and backend fields are ``MujocoEnvConfig``'s."""
+
+    MOVED_KEYS: ClassVar[dict[str, str]] = {"rewards.tracking_sigma": "reward_params.tracking_sigma",
+                                            "rewards.only_positive": "reward_params.only_positive"}
+    """Old key -> new key of the fields that moved (``rl_core.config_io.moved_key``): the config of a checkpoint
+    written before the weights stood apart from the parameters (checkpoint format 2 and older) is read at the new
+    place; an override with an old key is one line naming the new one."""
 
     collisions: Literal["full", "feet"] = "full"
     """full: torso, thighs, calves and feet collide with the floor; a torso or thigh contact ends the episode and

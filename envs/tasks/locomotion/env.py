@@ -184,7 +184,7 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
     def _setup_rewards(self) -> None:
         cfg, rb, dev = self.cfg, self.robot, self.device
         self._set_rewards(rewards.TERMS, reward_weights(cfg))
-        self.only_positive_rewards = cfg.rewards.only_positive
+        self.only_positive_rewards = cfg.reward_params.only_positive
         regex = cfg.reward_params.deviation_joints
         picked = match_each(rb.spec.name, "env.reward_params.deviation_joints", [regex], rb.joint_names,
                             "actuated joints") if regex else []
@@ -193,7 +193,7 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
         self.reward_constants = rewards.Constants(
             foot_names=rb.foot_names, left_feet=torch.tensor(left, dtype=torch.long, device=dev),
             right_feet=torch.tensor(right, dtype=torch.long, device=dev), dt=self.dt,
-            sigma=cfg.rewards.tracking_sigma, params=cfg.reward_params)
+            params=cfg.reward_params)
         """What the reward terms read that never changes (built once)."""
         rewards.TERMS.check_preconditions(self.reward_terms, self.reward_constants)
         sides = side_pairs(rb.foot_names, rb.spec.mirror)
@@ -305,5 +305,5 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
 
 
 def reward_weights(cfg: LocomotionEnvConfig) -> dict[str, float]:
-    """The weight of every reward term: the float fields of RewardScales but the kernel width."""
-    return weights_of(cfg.rewards, skip=("tracking_sigma",))
+    """The weight of every reward term: the fields of ``RewardScales``."""
+    return weights_of(cfg.rewards)

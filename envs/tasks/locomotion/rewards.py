@@ -41,8 +41,6 @@ class Constants:
     """Foot columns of the right feet."""
     dt: float
     """Control period (s)."""
-    sigma: float
-    """Width of the tracking kernels."""
     params: RewardParams
     """Targets and thresholds of the terms."""
 
@@ -67,15 +65,11 @@ class Context:
     joint_offset: torch.Tensor
     """The ``RewardParams.deviation_joints`` minus their default angles ``[N, K]``."""
     k: Constants
-    """The run's constants (also read as ``x.dt``, ``x.sigma``, ``x.params``, ``x.left_feet``, ``x.right_feet``)."""
+    """The run's constants (also read as ``x.dt``, ``x.params``, ``x.left_feet``, ``x.right_feet``)."""
 
     @property
     def dt(self) -> float:
         return self.k.dt
-
-    @property
-    def sigma(self) -> float:
-        return self.k.sigma
 
     @property
     def params(self) -> RewardParams:
@@ -98,12 +92,13 @@ term = TERMS.add
 
 @term
 def tracking_lin_vel(x: Context) -> torch.Tensor:
-    return torch.exp(-torch.sum(torch.square(x.state.commands[:, :2] - x.s.lin_vel_b[:, :2]), dim=1) / x.sigma)
+    error = torch.sum(torch.square(x.state.commands[:, :2] - x.s.lin_vel_b[:, :2]), dim=1)
+    return torch.exp(-error / x.params.tracking_sigma)
 
 
 @term
 def tracking_ang_vel(x: Context) -> torch.Tensor:
-    return torch.exp(-torch.square(x.state.commands[:, 2] - x.s.ang_vel_b[:, 2]) / x.sigma)
+    return torch.exp(-torch.square(x.state.commands[:, 2] - x.s.ang_vel_b[:, 2]) / x.params.tracking_sigma)
 
 
 @term
@@ -154,7 +149,8 @@ def clocks(state: object) -> FootClocks:
 
 
 class FeetAirTime(StatefulTerm[Context]):
-    """Air time of each foot at its touchdown minus 0.5 s; zero when no linear velocity is commanded."""
+    """Air time of each foot at its touchdown minus ``air_time_offset`` (0.5 s, legged_gym's); zero when no linear
+    velocity is commanded."""
 
     name = "feet_air_time"
     State = FootClocks
@@ -177,7 +173,7 @@ class FeetAirTime(StatefulTerm[Context]):
 
     def __call__(self, x: Context) -> torch.Tensor:
         moving = torch.norm(x.state.commands[:, :2], dim=1) > 0.1
-        return torch.sum((clocks(x.state).air_time - 0.5) * self.first_contact, dim=1) * moving
+        return torch.sum((clocks(x.state).air_time - x.params.air_time_offset) * self.first_contact, dim=1) * moving
 
 
 feet_air_time = term(FeetAirTime())

@@ -9,6 +9,7 @@ import numpy as np
 import torch
 
 from envs.tasks.locomotion import rewards as R
+from envs.tasks.locomotion.config import RewardParams
 from envs.tasks.rotations import from_yaw, rotate_inverse, yaw_of
 from tests.reward_context import context as ctx
 
@@ -34,8 +35,8 @@ def test_tracking_is_one_when_perfect_and_decays_with_error():
     cmd = torch.tensor([[1.0, -0.5, 0.3], [1.0, -0.5, 0.3]])
     vel = torch.tensor([[1.0, -0.5, 0.0], [0.5, -0.5, 0.0]])
     ang = torch.tensor([[0.0, 0.0, 0.3], [0.0, 0.0, -0.2]])
-    lin = R.tracking_lin_vel(ctx(commands=cmd, lin_vel_b=vel, sigma=0.25))
-    yaw = R.tracking_ang_vel(ctx(commands=cmd, ang_vel_b=ang, sigma=0.25))
+    lin = R.tracking_lin_vel(ctx(commands=cmd, lin_vel_b=vel, params=RewardParams(tracking_sigma=0.25)))
+    yaw = R.tracking_ang_vel(ctx(commands=cmd, ang_vel_b=ang, params=RewardParams(tracking_sigma=0.25)))
     assert torch.allclose(lin, torch.tensor([1.0, math.exp(-0.25 / 0.25)]))
     assert torch.allclose(yaw, torch.tensor([1.0, math.exp(-0.25 / 0.25)]))
 
@@ -49,12 +50,12 @@ def test_orientation_penalty_of_a_tilted_body():
     assert R.orientation(ctx(gravity_b=level)).item() == 0.0
 
 
-def _landing(air, contact, commands, last=None):
+def _landing(air, contact, commands, last=None, params=None):
     """feet_air_time's value after one update of its clocks (dt 0: the clocks keep ``air``), and the clocks."""
     term = R.FeetAirTime()
     last = torch.zeros_like(contact) if last is None else last
     x = ctx(air_time=air.clone(), contact_time=torch.zeros_like(air), last_contacts=last, contact=contact,
-            commands=commands, dt=0.0)
+            commands=commands, dt=0.0, params=params or RewardParams())
     term.update(x)
     return term(x), x.state
 
@@ -74,6 +75,18 @@ def test_feet_air_time_rewards_long_steps_only_while_moving():
     assert torch.allclose(_landing(air, down, moving)[0], torch.tensor([0.3 - 0.3]))
     last = torch.tensor([[False, False, False, True]])
     assert torch.allclose(_landing(air, down, moving, last)[0], torch.tensor([0.3 - 0.3 + 0.4]))
+
+
+def test_feet_air_time_subtracts_its_air_time_offset_parameter():
+    """The 0.5 s is ``RewardParams.air_time_offset`` (legged_gym's value by default): another value, another reward."""
+    air = torch.tensor([[0.8, 0.2, 0.0, 0.5]])
+    down = torch.tensor([[True, True, False, False]])
+    moving = torch.tensor([[0.5, 0.0, 0.0]])
+    assert RewardParams().air_time_offset == 0.5
+    assert torch.allclose(_landing(air, down, moving, params=RewardParams(air_time_offset=0.2))[0],
+                          torch.tensor([0.6 + 0.0]))
+    assert torch.allclose(_landing(air, down, moving, params=RewardParams(air_time_offset=0.0))[0],
+                          torch.tensor([0.8 + 0.2]))
 
 
 def test_feet_air_time_owns_its_clocks():

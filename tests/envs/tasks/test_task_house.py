@@ -161,9 +161,8 @@ def test_every_reward_weight_has_a_term_and_every_term_a_weight():
 
     with pytest.raises(UserError, match="reward term 'alive' has no weight"):
         rewards.check_weights({k: v for k, v in weights.items() if k != "alive"})
-    # weights_of tells a weight by its annotation: every field of RewardScales but the kernel width and the clip
-    non_weights = {"tracking_sigma", "only_positive"}
-    assert set(weights) == {f.name for f in dataclasses.fields(RewardScales)} - non_weights
+    # RewardScales holds weights only: every field is a term's weight (tests/envs/tasks/test_reward_config.py)
+    assert set(weights) == {f.name for f in dataclasses.fields(RewardScales)}
 
 
 def test_a_saved_state_shares_no_tensor_with_the_live_one():
