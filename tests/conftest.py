@@ -21,3 +21,44 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
 from deploy.unitree.dds import loopback_config  # noqa: E402
 
 os.environ["CYCLONEDDS_URI"] = loopback_config()
+
+# Several pytest-xdist workers (the README's command: -n auto --dist loadgroup): tests/parallel.py.
+import pytest  # noqa: E402
+
+from tests import parallel  # noqa: E402
+
+
+@pytest.hookimpl(optionalhook=True)  # xdist's hook: -n auto
+def pytest_xdist_auto_num_workers(config):
+    return parallel.worker_count()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    return parallel.scheduler(config, log)
+
+
+def pytest_configure(config):
+    parallel.limit_threads(config)
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the xdist_group marks
+def pytest_collection_modifyitems(config, items):
+    parallel.assign_groups(items)
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's worker reports its collection to the controller
+def pytest_collection_finish(session):
+    parallel.write_groups(session)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    with parallel.shared_turn(item):
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    with parallel.exclusive_turn(item):
+        return (yield)

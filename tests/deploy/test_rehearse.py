@@ -23,6 +23,7 @@ SDK_ORDER = ("FL_calf_joint", "FL_hip_joint", "FL_thigh_joint", "FR_calf_joint",
 """Alphabetical: not the policy's FR, FL, RR, RL order."""
 
 
+@pytest.mark.exclusive  # real-time bounds: alone under xdist (tests/parallel.py)
 def test_five_seconds_in_real_time_walk_over_udp(tmp_path):
     """Robust under load: the deadline watchdog is off and the staleness limits are wide here (a loaded machine
     delays both processes; the slow test below checks the deadlines)."""

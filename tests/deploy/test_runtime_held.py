@@ -237,6 +237,7 @@ def test_the_simulated_robot_takes_the_held_joints_commands(exported, actuation)
     assert not math.isclose(meta["held_joint_pos"][2], 0.0, abs_tol=0.3)  # the elbow's pose is far from hanging
 
 
+@pytest.mark.exclusive  # real-time bounds: alone under xdist (tests/parallel.py)
 def test_the_rehearsal_drives_a_policy_with_held_joints_over_udp(exported):
     """The real-time rehearsal's wiring (2 s): the simulated robot's packets carry the trained and the held joints
     (sorted, as ``deploy.rehearse`` orders them) and the runtime's commands for all of them reach it. Lenient

@@ -218,6 +218,7 @@ class FakeRobot:
         self.written.append(command)
 
 
+@pytest.mark.exclusive  # real-time bounds: alone under xdist (tests/parallel.py)
 def test_the_loop_times_each_tick_and_its_watchdog_catches_a_sensor_stop(meta, tmp_path):
     robot = FakeRobot(meta, stop_at=10)
     runtime = Runtime(OnnxPolicy(POLICY, threads=1), robot, SafetyConfig(max_unchanged_s=0.05))

@@ -23,6 +23,7 @@ HUMANOID = ROOT / "docs" / "humanoid_policy.onnx"
 RT = hasattr(os, "sched_setscheduler") and os.geteuid() == 0
 """Root may run the two processes under SCHED_FIFO, as a robot computer does (a loaded machine then still keeps
 their deadlines)."""
+pytestmark = pytest.mark.xdist_group("dds")  # DDS on loopback, a random domain each: one at a time (tests/parallel.py)
 
 
 @pytest.fixture(autouse=True)
@@ -110,6 +111,7 @@ def test_bad_input_to_the_real_robot_command_is_one_line_before_dds_starts():
         assert len(proc.stderr.strip().splitlines()) == 1 and "unitree: DDS on" not in proc.stdout
 
 
+@pytest.mark.exclusive  # real-time bounds: alone under xdist (tests/parallel.py)
 def test_operator_sequence_damping_pose_policy_estop_against_the_simulated_robot(tmp_path):
     """The real-robot command on loopback: the simulated Go2 plays the remote (start, then A, then the left stick
     forward, then select); the command must go through damping, the default pose and the policy to the e-stop."""

@@ -151,6 +151,7 @@ def _stiff_steps(robot: ScriptedRobot) -> list[float]:
     return out
 
 
+@pytest.mark.exclusive  # real-time bounds: alone under xdist (tests/parallel.py)
 def test_the_pose_hold_goes_on_from_the_pose_and_the_policy_from_the_hold():
     """The fault the tester found: the hold restarted the move at the lying pose (calf step 1.23 rad on the Go2)."""
     robot = ScriptedRobot(a_s=0.8)
@@ -164,6 +165,7 @@ def test_the_pose_hold_goes_on_from_the_pose_and_the_policy_from_the_hold():
     assert max(_stiff_steps(robot)) <= seq.guard.max_step + 1e-9
 
 
+@pytest.mark.exclusive  # real-time bounds: alone under xdist (tests/parallel.py)
 @pytest.mark.parametrize("phase", ["pose", "hold", "policy"])
 def test_no_fresh_state_damps_within_the_bound_in_every_phase_and_stays(phase):
     stall = {"pose": 0.25, "hold": 0.65, "policy": 1.0}[phase]
@@ -194,6 +196,8 @@ def _dds_run(scenario):
     return faults, faults.run(scenario)
 
 
+@pytest.mark.exclusive  # real-time bounds: alone under xdist (tests/parallel.py)
+@pytest.mark.xdist_group("dds")  # DDS on loopback, a random domain each: one at a time (tests/parallel.py)
 def test_another_lowcmd_sender_refuses_the_start_in_one_line_with_nothing_sent():
     from deploy.unitree.faults import Scenario
 
