@@ -288,13 +288,17 @@ TEST_TASKS = ("import sys, gymnasium; "
 """``python -c TEST_TASKS ARGS``: train.py with the harness's own Gymnasium ids registered."""
 
 
+CHEAP_UPDATE = ("runner.torch_threads=1", "algorithm.num_mini_batches=1", "algorithm.num_learning_epochs=1")
+"""A harness id gets Gymnasium's generic defaults (10 epochs x 8 minibatches): an update as cheap as CartPole's."""
+
+
 def nan_learning_run(run: Path, nan_after: int, reward: str = "nan") -> subprocess.CompletedProcess:
-    """train.py on NanRewardCartPole (4 envs x 16 steps, a save every iteration) in a child process; ``reward``:
-    what the rewards become after ``nan_after`` steps (nan: masked by the learner, the run stops on the sustained
-    diverged share; 1e30: finite, the losses overflow)."""
+    """train.py on NanRewardCartPole (4 envs x 16 steps, ``CHEAP_UPDATE``, a save every iteration) in a child
+    process; ``reward``: what the rewards become after ``nan_after`` steps (nan: masked by the learner, the run
+    stops on the sustained diverged share; 1e30: finite, the losses overflow)."""
     return subprocess.run([sys.executable, "-c", TEST_TASKS, "--task", "NanCartPole-v0", "--num-envs", "4",
                            "--max-iterations", "100", "--run-dir", str(run), "--quiet", "runner.num_steps_per_env=16",
-                           "runner.save_interval=1",
+                           "runner.save_interval=1", *CHEAP_UPDATE,
                            # a finite bad reward would be scaled down by the generic config's reward normalizer
                            *([] if reward == "nan" else ["algorithm.normalize_rewards=false"])],
                           capture_output=True, text=True, timeout=300, cwd=ROOT,
@@ -353,9 +357,7 @@ def training_command(run: Path, resume: bool = False, save_interval: int = 1, ex
              f"runner.save_interval={save_interval}"])
     if task == "CartPole-v1":
         return [sys.executable, str(ROOT / "train.py"), *head, "--max-iterations", "100000", *extra]
-    # A harness id gets Gymnasium's generic defaults: keep its update as cheap as CartPole's.
-    cheap = ("runner.torch_threads=1", "algorithm.num_mini_batches=1", "algorithm.num_learning_epochs=1")
-    return [sys.executable, "-c", TEST_TASKS, *head, "--max-iterations", "100000", *cheap, *extra]
+    return [sys.executable, "-c", TEST_TASKS, *head, "--max-iterations", "100000", *CHEAP_UPDATE, *extra]
 
 
 def start_training(run: Path, resume: bool, save_interval: int = 1, nohup: bool = False,
