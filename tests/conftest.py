@@ -54,11 +54,10 @@ def pytest_collection_finish(session):
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    with parallel.shared_turn(item):
+    with parallel.turn(item, nextitem):
         return (yield)
 
 
-@pytest.hookimpl(wrapper=True)
+@pytest.hookimpl(tryfirst=True)
 def pytest_runtest_call(item):
-    with parallel.exclusive_turn(item):
-        return (yield)
+    parallel.alone(item)

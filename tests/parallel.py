@@ -5,7 +5,9 @@ Hooks in ``tests/conftest.py`` call these; without xdist (one test file run alon
 - ``@pytest.mark.exclusive`` (real-time bounds: the runtime against the simulated robot, timed watchdogs): the
   test's body runs with no other test running, so its timing is a serial run's. A run lock across the workers:
   every other test holds it shared from its setup to its teardown, an exclusive test's body holds it exclusively;
-  a gate in front keeps a waiting exclusive test from being starved by the shared holders.
+  a gate in front keeps a waiting exclusive test from being starved by the shared holders. The exclusive tests
+  form one group (``ALONE``), run back to back by one worker under one exclusive hold: the other workers stop
+  once, not once per test (their current test ends first: each stop costs a wait).
 - ``@pytest.mark.xdist_group(NAME)``: the tests of one group run on one worker, one after another (the DDS tests:
   a random loopback domain each, and one of them checks that a second ``rt/lowcmd`` sender is refused).
 - A test that uses a fixture of module, class or package scope (a trained or exported policy, a compiled scene)
@@ -29,6 +31,8 @@ from typing import IO, Any, Optional
 
 import pytest
 
+ALONE = "alone"
+"""The xdist group of the exclusive tests (whatever other group they name: they overlap no test anyway)."""
 SHARED_SCOPES = ("module", "class", "package")
 """Fixture scopes whose value the tests of one file share (a session fixture is built once per worker anyway)."""
 MAX_WORKERS = 4
@@ -62,7 +66,9 @@ def limit_threads(config: pytest.Config) -> None:
 
 # ------------------------------------------------------------------------------------------------------ groups
 def group_of(item: pytest.Item) -> Optional[str]:
-    """The item's xdist group (several: joined as xdist joins them), or None."""
+    """The item's xdist group (several: joined as xdist joins them; an exclusive test: ``ALONE``), or None."""
+    if _exclusive(item):
+        return ALONE
     names = {str(m.args[0] if m.args else m.kwargs.get("name", "default")) for m in item.iter_markers("xdist_group")}
     return "_".join(sorted(names)) if names else None
 
@@ -124,8 +130,7 @@ class RunLock:
         self._gate: IO[str] = open(folder / "gate", "a")  # noqa: SIM115 - held for the worker's life
         self._run: IO[str] = open(folder / "run", "a")  # noqa: SIM115
 
-    @contextmanager
-    def held(self, alone: bool) -> Iterator[None]:
+    def take(self, alone: bool) -> None:
         """Shared (``alone`` False) or exclusive. Through the gate first: a waiting exclusive holder keeps it, so
         no new shared holder starts before it."""
         fcntl.flock(self._gate, fcntl.LOCK_EX)
@@ -134,15 +139,16 @@ class RunLock:
         finally:
             if not alone:
                 fcntl.flock(self._gate, fcntl.LOCK_UN)
-        try:
-            yield
-        finally:
-            fcntl.flock(self._run, fcntl.LOCK_UN)
-            if alone:
-                fcntl.flock(self._gate, fcntl.LOCK_UN)
+
+    def give(self, alone: bool) -> None:
+        fcntl.flock(self._run, fcntl.LOCK_UN)
+        if alone:
+            fcntl.flock(self._gate, fcntl.LOCK_UN)
 
 
 _LOCK: Optional[RunLock] = None
+_ALONE = False
+"""Whether this worker holds the run lock exclusively (kept from one exclusive test to the next)."""
 
 
 def _lock(config: pytest.Config) -> RunLock:
@@ -152,25 +158,34 @@ def _lock(config: pytest.Config) -> RunLock:
     return _LOCK
 
 
-def _exclusive(item: pytest.Item) -> bool:
-    return item.get_closest_marker("exclusive") is not None
+def _exclusive(item: Optional[pytest.Item]) -> bool:
+    return item is not None and item.get_closest_marker("exclusive") is not None
 
 
 @contextmanager
-def shared_turn(item: pytest.Item) -> Iterator[None]:
-    """Around a test's setup, body and teardown: the run lock shared (an exclusive test: nothing here)."""
-    if not is_worker(item.config) or _exclusive(item):
+def turn(item: pytest.Item, nextitem: Optional[pytest.Item]) -> Iterator[None]:
+    """Around a test's setup, body and teardown: the run lock shared; after an exclusive test whose next test on
+    this worker is not exclusive, the exclusive hold ends."""
+    global _ALONE
+    if not is_worker(item.config):
         yield
         return
-    with _lock(item.config).held(alone=False):
+    lock, shared = _lock(item.config), not _exclusive(item)
+    if shared:
+        lock.take(alone=False)
+    try:
         yield
+    finally:
+        if shared:
+            lock.give(alone=False)
+        elif _ALONE and not _exclusive(nextitem):
+            lock.give(alone=True)
+            _ALONE = False
 
 
-@contextmanager
-def exclusive_turn(item: pytest.Item) -> Iterator[None]:
-    """Around an exclusive test's body: the run lock exclusively."""
-    if not is_worker(item.config) or not _exclusive(item):
-        yield
-        return
-    with _lock(item.config).held(alone=True):
-        yield
+def alone(item: pytest.Item) -> None:
+    """Before an exclusive test's body: the run lock exclusively, unless this worker holds it already."""
+    global _ALONE
+    if is_worker(item.config) and _exclusive(item) and not _ALONE:
+        _lock(item.config).take(alone=True)
+        _ALONE = True

@@ -1,7 +1,8 @@
 """The suite's parallel run (tests/parallel.py, README's ``-n auto --dist loadgroup``) on a generated suite of
-sleeping tests, two xdist workers: an xdist group and a file sharing a module fixture each stay on one worker, an
-exclusive test's body overlaps no other test, the other tests do run side by side, each worker's torch keeps
-its share of the cores. pytest 9.2 with xdist 3.8 ignored the groups without a word (pytest-dev/pytest-xdist#1386)."""
+sleeping tests, two xdist workers: an xdist group, a file sharing a module fixture and the exclusive tests each stay
+on one worker, an exclusive test's body overlaps no other test, the other tests do run side by side, each worker's
+torch keeps its share of the cores. pytest 9.2 with xdist 3.8 ignored the groups without a word
+(pytest-dev/pytest-xdist#1386)."""
 
 from __future__ import annotations
 
@@ -80,7 +81,7 @@ def test_groups_stay_on_one_worker_and_exclusive_bodies_run_alone(tmp_path):
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     rows = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
     assert len(rows) == 23
-    for kind in ("grouped", "sharing"):
+    for kind in ("grouped", "sharing", "alone"):
         assert len({r["worker"] for r in rows if r["kind"] == kind}) == 1, [r for r in rows if r["kind"] == kind]
     alone = [r for r in rows if r["kind"] == "alone"]
     assert not [(a["name"], b["name"]) for a in alone for b in rows if b is not a and _overlap(a, b)]
