@@ -57,8 +57,13 @@ MAKERS = (
     Maker("ANYmal C", 80.0, 80.0, 2.0, "legged_gym's ANYmal C"),
     _mjlab(5.0, 0.00425), _mjlab(25.0, 0.003609725), _mjlab(50.0, 0.00721945), _mjlab(88.0, 0.01017752),
     _mjlab(139.0, 0.025101925),
+    Maker("Unitree G1 (hip pitch / yaw)", 88.0, 100.0, 2.0, "unitree_rl_gym's G1 RL deploy (deploy_real g1.yaml)",
+          0.01017752),
+    Maker("Unitree G1 (knee)", 139.0, 150.0, 4.0, "unitree_rl_gym's G1 RL deploy", 0.025101925),
+    Maker("Unitree G1 (ankles)", 50.0, 40.0, 2.0, "unitree_rl_gym's G1 RL deploy", 0.00721945),
 )
-"""Makers' published gains per motor (Unitree's stand-only example at kp 50-60 / kd 3-5 left out: not a gait)."""
+"""Makers' published gains per motor (Unitree's stand-only example at kp 50-60 / kd 3-5 left out: not a gait; the
+G1 deploy file's hip roll, a 139 N m motor, runs at the hips' 100 / 2)."""
 
 
 @dataclass(frozen=True)
