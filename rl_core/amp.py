@@ -19,11 +19,11 @@ import torch
 from contract.errors import ConfigError
 from rl_core.algorithm import EnvStep
 from rl_core.config import AlgorithmConfig, TrainConfig
-from rl_core.env_api import MotionPrior, Obs, Symmetric, VecEnv
+from rl_core.env_api import MotionPrior, Obs, VecEnv
 from rl_core.modules.actor_critic import ActorCritic
 from rl_core.modules.discriminator import Discriminator, discriminator_loss, style_reward
 from rl_core.ppo import PPO
-from rl_core.symmetry import Mirrors
+from rl_core.symmetry import Mirrors, mirrors_of
 
 AMP_FIELDS = ("amp_obs", "amp_next_obs")
 """The transition fields of the discriminator's samples."""
@@ -56,7 +56,7 @@ class AmpPPO(PPO):
         if not isinstance(env, MotionPrior):
             raise ConfigError("algorithm.name", "amp", "ppo for this task: its env offers no AMP observation "
                               "(rl_core.env_api.MotionPrior; a locomotion task with env.amp_clips does)")
-        mirrors = Mirrors(env.mirror_obs, env.mirror_actions) if isinstance(env, Symmetric) else None
+        mirrors = mirrors_of(env)
         return cls(policy, cfg.algorithm, cfg.total_iterations, torch.device(cfg.runner.device), env.num_envs,
                    cfg.runner.num_steps_per_env, generator, env, mirrors=mirrors)
 

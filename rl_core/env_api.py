@@ -150,12 +150,14 @@ class CommandBreakdown(Protocol):
 
 @runtime_checkable
 class Symmetric(Protocol):
-    """An env with a left-right mirror symmetry (``algorithm.symmetry``): signed permutations of the policy
-    observation and of the action such that the mirrored observation of a state is the observation of the mirrored
-    state, and the mirrored action acts on it as the action does on the original. Both are involutions."""
+    """An env with a left-right mirror symmetry (``algorithm.symmetry``): signed permutations of every observation
+    group it offers (``"policy"``, and ``"critic"`` when it has one) and of the action such that the mirrored
+    observation of a state is the observation of the mirrored state, group by group, and the mirrored action acts
+    on it as the action does on the original. All are involutions."""
 
-    def mirror_obs(self, obs: torch.Tensor) -> torch.Tensor:
-        """The mirror of raw (unnormalized) policy observations ``[..., obs_dims["policy"]]``."""
+    def mirror_obs(self, obs: torch.Tensor, group: str = "policy") -> torch.Tensor:
+        """The mirror of raw (unnormalized) observations of ``group`` ``[..., obs_dims[group]]`` (history frames
+        included)."""
         ...
 
     def mirror_actions(self, actions: torch.Tensor) -> torch.Tensor:

@@ -13,13 +13,13 @@ from contract.errors import ConfigError
 from rl_core import distributed
 from rl_core.algorithm import Algorithm, EnvStep, any_of, finite_obs
 from rl_core.config import AlgorithmConfig, TrainConfig
-from rl_core.env_api import Obs, Symmetric, VecEnv
+from rl_core.env_api import Obs, VecEnv
 from rl_core.graphed_update import GraphedMinibatch
 from rl_core.modules.actor_critic import ActorCritic
 from rl_core.modules.normalizer import ReturnNormalizer
 from rl_core.modules.recurrent_steps import rollout_step, sequence_params_and_value, value_with_state
 from rl_core.storage import gather
-from rl_core.symmetry import Mirrors, augment, on_normalized
+from rl_core.symmetry import Mirrors, augment, mirrors_of, on_normalized
 from rl_core.transition import Transition
 
 LR_MIN, LR_MAX = 1e-5, 1e-2
@@ -114,6 +114,9 @@ class PPO(Algorithm):
         """``mirrors``: the env's mirror functions (``rl_core.env_api.Symmetric``), needed by ``cfg.symmetry``."""
         self._mirror_obs = self._check_symmetry(policy, cfg, mirrors)
         self._mirror_actions = mirrors.actions if mirrors is not None else None
+        mirror = mirrors.critic if mirrors is not None and policy.asymmetric and self._mirror_obs is not None else None
+        self._mirror_critic_obs = on_normalized(mirror, policy.critic_obs_normalizer) if mirror is not None else None
+        """The critic group's mirror on its normalized observations (None: symmetry off or a symmetric critic)."""
         super().__init__(policy, cfg, total_iterations, device, list(policy.parameters()), num_envs, steps_per_env,
                          generator)
         self._loss_backward = torch.compile(self._loss_and_backward) if cfg.compile else self._loss_and_backward
@@ -139,9 +142,8 @@ class PPO(Algorithm):
     @classmethod
     def build(cls, policy: ActorCritic, cfg: TrainConfig, env: VecEnv, generator: torch.Generator,
               prepared: dict[str, Any] | None) -> PPO:
-        mirrors = Mirrors(env.mirror_obs, env.mirror_actions) if isinstance(env, Symmetric) else None
         return cls(policy, cfg.algorithm, cfg.total_iterations, torch.device(cfg.runner.device), env.num_envs,
-                   cfg.runner.num_steps_per_env, generator, mirrors=mirrors)
+                   cfg.runner.num_steps_per_env, generator, mirrors=mirrors_of(env))
 
     # ------------------------------------------------------------------------------------ rollout
     def act(self, obs: Obs) -> torch.Tensor:
@@ -209,14 +211,14 @@ class PPO(Algorithm):
                               "(rl_core.env_api.Symmetric, e.g. a robot without left/right twin joints)")
         if policy.is_recurrent:
             raise ConfigError("algorithm.symmetry", cfg.symmetry, "'none' with a recurrent policy (policy.memory)")
-        if policy.asymmetric:
-            raise ConfigError("algorithm.symmetry", cfg.symmetry, "'none' for a task with critic observations "
-                              "(the env mirrors the policy observations only)")
+        if policy.asymmetric and mirrors.critic is None:
+            raise ConfigError("algorithm.symmetry", cfg.symmetry, "'none' for this task: its env mirrors the policy "
+                              "observations only, not its critic observations (rl_core.env_api.Symmetric)")
         return on_normalized(mirrors.obs, policy.obs_normalizer)
 
     def _batch_loss_and_backward(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         if self._mirror_obs is not None and self._mirror_actions is not None:
-            batch = augment(batch, self._mirror_obs, self._mirror_actions)
+            batch = augment(batch, self._mirror_obs, self._mirror_actions, self._mirror_critic_obs)
         loss, metrics = ppo_loss(self.policy, batch, self.cfg)
         loss.backward()
         return loss.detach(), metrics
@@ -260,6 +262,8 @@ class PPO(Algorithm):
                 # its minibatch, not mirrored again in each epoch; the same values as mirroring the minibatch
                 flat = {**flat, "mirror_obs": self._mirror_obs(flat["obs"]),
                         "mirror_actions": self._mirror_actions(flat["actions"])}
+                if self._mirror_critic_obs is not None:
+                    flat["mirror_critic_obs"] = self._mirror_critic_obs(flat["critic_obs"])
             indices = storage.minibatch_indices(cfg.num_mini_batches, cfg.num_learning_epochs, generator)
             steps = (self._graphed.run(flat, indices) if self._graphed is not None
                      else (self._minibatch(flat, idx) for idx in indices))

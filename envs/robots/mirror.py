@@ -27,8 +27,8 @@ from envs.robots.sides import (
     twins,
 )
 
-__all__ = ["Mirror", "MirrorMap", "TensorMirror", "foot_pairs", "has_twins", "joint_mirror", "observation_mirror",
-           "side_pairs", "twin"]
+__all__ = ["GroupMirror", "Mirror", "MirrorMap", "TensorMirror", "foot_pairs", "has_twins", "joint_mirror",
+           "observation_mirror", "side_pairs", "twin", "with_unchanged"]
 
 
 class TensorMirror:
@@ -40,6 +40,19 @@ class TensorMirror:
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         return torch.index_select(x, -1, self.perm.to(x.device)) * self.sign.to(x.device, x.dtype)
+
+
+class GroupMirror:
+    """The mirrors of an env's observation groups (``rl_core.env_api.Symmetric.mirror_obs``): ``m(obs, group)``."""
+
+    def __init__(self, groups: Mapping[str, Mirror], device: torch.device):
+        self.groups = {group: TensorMirror(mirror, device) for group, mirror in groups.items()}
+        """Group name (``"policy"``, ``"critic"``) -> its mirror."""
+
+    def __call__(self, x: torch.Tensor, group: str = "policy") -> torch.Tensor:
+        if group not in self.groups:
+            raise ValueError(f"mirror_obs: no observation group {group!r}; allowed: {', '.join(self.groups)}")
+        return self.groups[group](x)
 
 
 @dataclass(frozen=True)
@@ -64,6 +77,12 @@ def joint_mirror(names: Sequence[str], mirror: MirrorMap | None = None) -> Mirro
     index = {n: i for i, n in enumerate(names)}
     return Mirror(tuple(index[t] for t in twins(names, mirror)),
                   tuple(-1.0 if flipped(n, mirror) else 1.0 for n in names))
+
+
+def with_unchanged(mirror: Mirror, n: int) -> Mirror:
+    """``mirror`` followed by ``n`` columns the mirror leaves as they are (scalars of the world, e.g. friction)."""
+    start = len(mirror.perm)
+    return Mirror(mirror.perm + tuple(range(start, start + n)), mirror.sign + (1.0,) * n)
 
 
 def side_pairs(names: Sequence[str], mirror: MirrorMap | None = None) -> tuple[tuple[int, ...], tuple[int, ...]]:

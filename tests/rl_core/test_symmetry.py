@@ -1,4 +1,5 @@
-"""Left-right symmetry: the envs' mirrors (involutions, exact on states), the augmented batch, the switch's errors."""
+"""Left-right symmetry: the envs' mirrors of every observation group (involutions, exact on states), the augmented
+batch (the critic's group mirrored with its own normalizer), the switch's errors, a training run with a critic group."""
 
 from __future__ import annotations
 
@@ -15,17 +16,18 @@ from rl_core.config import AlgorithmConfig, PolicyConfig, TrainConfig
 from rl_core.env_api import ActionSpec, Symmetric
 from rl_core.modules.actor_critic import ActorCritic
 from rl_core.ppo import PPO
-from rl_core.symmetry import Mirrors, augment, on_normalized
+from rl_core.symmetry import Mirrors, augment, mirrors_of, on_normalized
 from tests.helpers import transition
 from tests.locomotion_tasks import make_task_env
+from tests.mirrored_states import mirrored_pair
 
 N = 4
 
 
-def quiet_env(task: str) -> LocomotionEnv:
-    """The task's env with no noise, randomization or pushes, native backend, a few envs."""
+def quiet_env(task: str, **fields) -> LocomotionEnv:
+    """The task's env with no noise, randomization or pushes, native backend, a few envs (and ``fields``)."""
     env = make_task_env(task, num_envs=N, backend="native", noise=NoiseConfig(scale=0.0),
-                        randomization=RandomizationConfig(push_interval_s=0.0, init_base_vel=0.0))
+                        randomization=RandomizationConfig(push_interval_s=0.0, init_base_vel=0.0), **fields)
     assert isinstance(env, Symmetric)
     return env
 
@@ -94,9 +96,36 @@ def test_mirrored_quadruped_state_gives_the_mirrored_observation():
     torch.testing.assert_close(env.mirror_obs(obs[:1]), obs[1:2], atol=1e-5, rtol=0.0)
 
 
-def _policy(n_obs=6, n_act=2, **fields):
+CRITIC_GROUP_TASKS = [("quadruped-flat-proprio", {}), ("quadruped-flat", {"privileged_critic": True}),
+                      ("humanoid-flat", {"policy_exclude": ("base_lin_vel",), "obs_history": 3})]
+"""Tasks whose critic observes more than the policy: the proprioceptive task (no base velocity for the policy, 5
+frames), a privileged critic (friction, added mass, gain factor), a biped with a history."""
+
+
+@pytest.mark.parametrize("task,fields", CRITIC_GROUP_TASKS)
+def test_the_mirror_of_each_group_is_that_groups_observation_of_the_mirrored_state(task, fields):
+    env = quiet_env(task, **fields)
+    obs = mirrored_pair(env)
+    assert set(obs) == {"policy", "critic"} and obs["critic"].shape[1] > obs["policy"].shape[1] // env.history.frames
+    for group, o in obs.items():
+        assert not torch.allclose(o[0], o[1], atol=1e-2), group  # the state is not its own mirror
+        torch.testing.assert_close(env.mirror_obs(o[:1], group), o[1:2], atol=1e-5, rtol=0.0)
+        x = torch.randn(5, env.obs_dims[group])
+        assert torch.equal(env.mirror_obs(env.mirror_obs(x, group), group), x), group
+    if fields.get("privileged_critic"):  # the world's scalars stay
+        assert torch.equal(env.mirror_obs(obs["critic"], "critic")[:, -3:], obs["critic"][:, -3:])
+    with pytest.raises(ValueError, match="no observation group 'teacher'; allowed: policy, critic"):
+        env.mirror_obs(obs["critic"], "teacher")
+
+
+def test_a_task_with_a_height_scan_offers_no_mirror():
+    env = make_task_env("quadruped-rough", num_envs=2, backend="native")
+    assert not isinstance(env, Symmetric) and mirrors_of(env) is None
+
+
+def _policy(n_obs=6, n_act=2, n_critic=None, **fields):
     torch.manual_seed(0)
-    return ActorCritic(n_obs, None, ActionSpec(discrete=False, n=n_act),
+    return ActorCritic(n_obs, n_critic, ActionSpec(discrete=False, n=n_act),
                        PolicyConfig(actor_hidden_dims=(16,), critic_hidden_dims=(16,), **fields))
 
 
@@ -149,7 +178,7 @@ class FakeSymmetricEnv:
     action_spec = ActionSpec(discrete=False, n=2)
     device = torch.device("cpu")
 
-    def mirror_obs(self, obs: torch.Tensor) -> torch.Tensor:
+    def mirror_obs(self, obs: torch.Tensor, group: str = "policy") -> torch.Tensor:
         return _flip(obs)
 
     def mirror_actions(self, actions: torch.Tensor) -> torch.Tensor:
@@ -193,3 +222,60 @@ def test_runner_refuses_symmetry_for_an_env_without_a_mirror():
     cfg = dataclasses.replace(cfg, env=dataclasses.replace(cfg.env, num_envs=4))
     with pytest.raises(ConfigError, match="algorithm.symmetry"):
         OnPolicyRunner(Plain(), cfg, "fake")  # type: ignore[arg-type]
+
+
+def _fill(alg: PPO, policy: ActorCritic, n_critic: int, T: int) -> None:
+    """A rollout of random observations (policy and critic groups) and the policy's actions, returns computed."""
+    s, g = alg.storage, torch.Generator().manual_seed(0)
+    for _ in range(T):
+        obs, critic = torch.randn(4, 6, generator=g), torch.randn(4, n_critic, generator=g) * 2.0 + 1.0
+        policy.update_normalizers(obs, critic)
+        obs_n, critic_n = policy.obs_normalizer(obs), policy.critic_obs_normalizer(critic)
+        with torch.no_grad():
+            params, values = policy.params_and_value(obs_n, critic_n)
+            actions = policy.head.sample(params, g)
+        s.add(transition(obs_n, critic_n, actions, policy.head.log_prob(params, actions), params, values,
+              torch.randn(4, generator=g), torch.zeros(4, dtype=torch.bool), torch.zeros(4, dtype=torch.bool), None))
+    s.compute_returns(torch.zeros(4), 0.99, 0.95)
+
+
+def test_augmented_batch_mirrors_the_critic_group_with_its_own_mirror():
+    n = 8
+    batch = {"obs": torch.randn(n, 6), "critic_obs": torch.randn(n, 10), "actions": torch.randn(n, 2),
+             "log_probs": torch.randn(n), "dist_params": torch.randn(n, 4), "values": torch.randn(n),
+             "advantages": torch.randn(n), "returns": torch.randn(n), "weights": torch.ones(n)}
+    out = augment(batch, _flip, _flip, lambda x: -x)
+    assert torch.equal(out["critic_obs"][:n], batch["critic_obs"]) and torch.equal(out["critic_obs"][n:],
+                                                                                 -batch["critic_obs"])
+    assert torch.equal(out["obs"][n:], _flip(batch["obs"]))
+    assert torch.equal(out["values"][n:], batch["values"]) and torch.equal(out["returns"][n:], batch["returns"])
+
+
+def test_an_asymmetric_actor_critic_needs_the_critics_mirror_and_uses_its_normalizer():
+    policy = _policy(n_critic=10)
+    with pytest.raises(ConfigError, match="mirrors the policy observations only"):
+        PPO(policy, AlgorithmConfig(symmetry="augment"), 1, torch.device("cpu"), 4, 4, torch.Generator(),
+            mirrors=Mirrors(_flip, _flip))
+    cfg = AlgorithmConfig(symmetry="augment", num_mini_batches=2, num_learning_epochs=2)
+    alg = PPO(policy, cfg, 1, torch.device("cpu"), 4, 4, torch.Generator().manual_seed(0),
+              mirrors=Mirrors(_flip, _flip, _flip))
+    _fill(alg, policy, 10, 4)
+    raw = torch.randn(16, 10) * 2.0 + 1.0  # the critic's statistics differ from the policy's (6 columns)
+    assert alg._mirror_critic_obs is not None
+    torch.testing.assert_close(alg._mirror_critic_obs(policy.critic_obs_normalizer(raw)),
+                               policy.critic_obs_normalizer(_flip(raw)), atol=1e-5, rtol=1e-5)
+    critic_before = [p.detach().clone() for p in policy.critic_parameters()]
+    out = alg.update()
+    assert out["num_minibatch_updates"].item() == 4 and out["nonfinite_updates"].item() == 0
+    assert any(not torch.equal(a, b) for a, b in zip(critic_before, policy.critic_parameters(), strict=True))
+
+
+def test_training_an_asymmetric_task_with_augment_runs(tmp_path, capsys):
+    import train
+
+    run = tmp_path / "run"
+    code = train.main(["--task", "quadruped-flat-proprio", "--max-iterations", "2", "--num-envs", "8", "--quiet",
+                       "--run-dir", str(run), "runner.num_steps_per_env=4", "algorithm.symmetry=augment",
+                       "algorithm.num_mini_batches=2", "env.backend=native"])
+    assert code == 0, capsys.readouterr().err
+    assert (run / "checkpoints" / "model_2.pt").exists()

@@ -32,7 +32,16 @@ import numpy as np
 import torch
 
 from envs.physics.base import PhysicsReadout
-from envs.robots.mirror import TensorMirror, foot_pairs, has_twins, joint_mirror, observation_mirror, side_pairs
+from envs.robots.mirror import (
+    GroupMirror,
+    TensorMirror,
+    foot_pairs,
+    has_twins,
+    joint_mirror,
+    observation_mirror,
+    side_pairs,
+    with_unchanged,
+)
 from envs.robots.names import match_each
 from envs.robots.resolved import ResolvedRobot
 from envs.robots.sides import check_declared
@@ -203,21 +212,27 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
 
     def _offer_mirror(self) -> None:
         """Satisfy ``rl_core.env_api.Symmetric`` (``mirror_obs`` / ``mirror_actions`` as instance attributes) when
-        the joints pair up by name and the standing pose is its own mirror; other robots do not offer it."""
+        the joints pair up by name, every observed term has a mirror rule and the standing pose is its own mirror;
+        other robots and tasks do not offer it."""
         names, declared = self.robot.joint_names, self.robot.spec.mirror
         if declared is not None:
             check_declared(self.robot.spec.name, declared, names)
         rules = self.obs.mirror_rules()
-        if not has_twins(names, declared) or self.separate_critic or "none" in rules.values():
-            return  # rl_core's augmentation mirrors the policy group only (a critic group has no mirror)
+        if not has_twins(names, declared) or "none" in rules.values():
+            return
         joints = TensorMirror(joint_mirror(names, declared), self.device)
         if not torch.allclose(joints(self.default_joint_pos), self.default_joint_pos, atol=1e-6):
             return
         self.mirror_actions = joints
         """Mirror of actions ``[..., joints]`` (twin joints swapped, roll / yaw / abduction angles negated)."""
-        mirror = observation_mirror(self.obs_layout * self.history.frames, rules, names, declared)  # each frame
-        self.mirror_obs = TensorMirror(mirror, self.device)
-        """Mirror of raw policy observations (each term by its rule in ``observations.TABLE``)."""
+        groups = {"policy": observation_mirror(self.obs_layout * self.history.frames, rules, names, declared)}
+        if self.separate_critic:  # every term of the current step, then the privileged scalars (the same mirrored)
+            critic = observation_mirror(self.obs.full, rules, names, declared)
+            groups["critic"] = with_unchanged(critic, len(PRIVILEGED_TERMS)) if self.cfg.privileged_critic else critic
+        self.mirror_obs = GroupMirror(groups, self.device)
+        """Mirror of raw observations of a group, ``mirror_obs(obs, group="policy")``: each term by its rule in
+        ``observations.TABLE``, each history frame of the policy's; the critic's privileged friction, added mass
+        and gain factor unchanged."""
 
     def _offer_amp(self) -> None:
         """Satisfy ``rl_core.env_api.MotionPrior`` (instance attributes) with the clips of ``env.amp_clips``."""

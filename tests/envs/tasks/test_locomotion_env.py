@@ -314,7 +314,8 @@ def test_excluded_terms_leave_the_policy_and_the_critic_keeps_every_term_noise_f
     assert torch.equal(obs["policy"], ref["policy"][:, 3:])
     assert not torch.equal(obs["critic"][:, 3:], ref["policy"][:, 3:])
     assert torch.allclose(obs["critic"], ref["policy"], atol=float(full.obs.noise_vec.max()) + 1e-6)
-    assert not hasattr(env, "mirror_obs")  # the augmentation mirrors the policy group only
+    critic = obs["critic"]  # the env mirrors the critic's group too (each term by its rule)
+    assert torch.equal(env.mirror_obs(critic, "critic")[:, 3:], env.mirror_obs(critic[:, 3:], "policy"))
     env.close()
     full.close()
 
