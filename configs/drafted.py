@@ -8,9 +8,10 @@ tracking thresholds with 0.67x the samples with it: docs/learner.md).
 included, for the real robot (``configs.locomotion.deploy_env``): the policy observes only what a low state carries
 (joint state, IMU, command, last action, 5 frames), with motor strength, latency, stiffness and damping randomized
 on top of the flat task's friction, mass, gain and push randomization; the gains are the robot's (the draft's with
-the check's ``--fix`` settings, or the file's). No symmetry augmentation (the critic observes more than the
-policy, and rl_core mirrors the policy's group only). Its ONNX export names the file's joints, which the Unitree
-profiles map by (``deploy/unitree/profiles.py``).
+the check's ``--fix`` settings, or the file's). Symmetry augmentation as the flat task (when the joint names give
+twins): the env mirrors the critic's observation (every term, base velocity included) as well as the policy's 5
+frames, so the asymmetric actor-critic is augmented whole (docs/learner.md). Its ONNX export names the file's
+joints, which the Unitree profiles map by (``deploy/unitree/profiles.py``).
 """
 
 from __future__ import annotations
@@ -65,8 +66,7 @@ def drafted_task(name: str, robot: RobotSpec, kind: str, terrain: str = "flat", 
         defaults = TaskDefaults(symmetry=symmetry)
     if terrain == "rough":
         return rough_task(name, robot, _rough(env) if env is not None else None, defaults=defaults)
-    if terrain == "deploy":  # no symmetry augmentation: it mirrors the policy group only, and the critic has its own
-        defaults = dataclasses.replace(defaults, symmetry="none")
+    if terrain == "deploy":
         return flat_task(name, robot, deploy_env(env), f"{robot.name} on flat ground for the real robot: joint state "
                          "and IMU alone, hardware randomization (docs/deploy.md)", defaults=defaults)
     return flat_task(name, robot, env, defaults=defaults)
