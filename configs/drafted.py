@@ -2,7 +2,8 @@
 a quadruped gets the flat (or rough) task's settings; a biped the built-in humanoid's (``configs/humanoid.py``:
 commands, biped rewards, a smaller push, initial noise 0.5), its size-dependent settings scaled by its standing
 height. Both use left-right symmetry augmentation when the joint names give twins (quadruped-flat reached its
-tracking thresholds with 0.67x the samples with it: docs/learner.md).
+tracking thresholds with 0.67x the samples with it: docs/learner.md), except on rough terrain (the height scan has
+no mirror rule, so the env offers no mirror).
 
 ``deploy`` (``menagerie:NAME:deploy``, ``path/to/robot.py:deploy``): the flat task of that robot, biped settings
 included, for the real robot (``configs.locomotion.deploy_env``): the policy observes only what a low state carries
@@ -64,7 +65,8 @@ def drafted_task(name: str, robot: RobotSpec, kind: str, terrain: str = "flat", 
         defaults = dataclasses.replace(HUMANOID_DEFAULTS, symmetry=symmetry)
     else:
         defaults = TaskDefaults(symmetry=symmetry)
-    if terrain == "rough":
+    if terrain == "rough":  # no augmentation: the height scan has no mirror rule, so the env offers no mirror
+        defaults = dataclasses.replace(defaults, symmetry="none")
         return rough_task(name, robot, _rough(env) if env is not None else None, defaults=defaults)
     if terrain == "deploy":
         return flat_task(name, robot, deploy_env(env), f"{robot.name} on flat ground for the real robot: joint state "

@@ -70,3 +70,9 @@ def test_a_deploy_task_mirrors_both_groups_and_trains_with_augment(served, task)
         x = torch.randn(3, env.obs_dims[group])
         assert torch.equal(env.mirror_obs(env.mirror_obs(x, group), group), x), group
     env.close()
+
+
+def test_the_rough_task_of_a_drafted_robot_trains_without_augmentation(served):
+    """Its height scan has no mirror rule, so its env offers no mirror (augment would stop the run at start-up)."""
+    cfg = get_task("menagerie:unitree_go2:rough").default_config()
+    assert cfg.env.height_scan.enabled and cfg.algorithm.symmetry == "none"
