@@ -26,8 +26,9 @@ from envs.robots.spec_source import write_atomic
 
 REVIEWED = Path(__file__).with_name("menagerie_robots")
 """Reviewed spec files by robot name (none shipped yet)."""
-FIX_VERSION = 4
-"""Bumped when the draft or the search changes what they find: older cache entries are searched again."""
+FIX_VERSION = 5
+"""Bumped when the draft or the search changes what they find: older cache entries are searched again (5: held joints
+drafted and kept at the holding rule's kp, ``envs/robots/draft_gains.py`` HOLD)."""
 
 
 def cache_dir() -> Path:

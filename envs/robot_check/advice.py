@@ -10,7 +10,7 @@ from pathlib import Path
 
 import mujoco
 
-from envs.robot_check.band import band, makers_text
+from envs.robot_check.band import band, held, makers_text
 from envs.robot_check.rollouts import SolverTrial, rate_text
 from envs.robot_check.servo import StepResponse
 from envs.robot_check.text import num, pct
@@ -137,11 +137,13 @@ def _rise(s: StepResponse, f: Findings) -> None:
 
 def _above_band(s: StepResponse, f: Findings) -> None:
     """A kp above the makers' band, with the band and the makers' values for that size of motor: advice for the
-    robot file's own servos, a note for gains the spec sets (chosen by hand: the built-in humanoid's)."""
-    b = band(s.effort, s.armature)
+    robot file's own servos, a note for gains the spec sets (chosen by hand: the built-in humanoid's). A held
+    group's band reaches up to the holding rule's kp (``band.held``)."""
+    b = held(band(s.effort, s.armature), s.carried)
     if s.kp > 1.001 * b.high:
+        what = "a held joint on this motor" if b.hold else "this motor"
         (f.advice if s.from_file else f.notes).append(
-            f"{s.group}: kp {num(s.kp)} is above the makers' band for this motor ({b.text()}; effort limit "
+            f"{s.group}: kp {num(s.kp)} is above the makers' band for {what} ({b.text()}; effort limit "
             f"{num(s.effort)} N m): lower kp; {makers_text(s.effort)}")
 
 

@@ -6,14 +6,20 @@ frequency RULE_HZ and damping ratio RULE_DAMPING has kp = J (2 pi f)^2 and kd = 
 armature the rule is a stiffness per effort limit (KP_PER_EFFORT_RULE). The band is BAND x the rule's kp, capped
 at the larger of EFFORT_CAP x the effort limit and the rule itself; kd at most KD_PER_KP_MAX x kp. It covers every
 value of MAKERS (``tests/envs/robot_check/test_check_band.py`` checks each against the band of its motor).
+
+That band is for joints a policy drives. A held joint carries what is above it and makers hold it stiffer (Unitree's
+G1 waist at 150-300, its motor's band 7.13-75): a held group's band reaches up to the holding rule's kp, HOLD x M g
+r (``envs/robots/draft_gains.py``: what the draft gives it), where that is above the motor's band (``held``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
 from envs.robot_check.text import num
+from envs.robots.draft_gains import HOLD
 
 RULE_HZ = 10.0
 """Natural frequency (Hz) of mjlab's rule."""
@@ -77,9 +83,13 @@ class Band:
     kd_high: float
     how: str
     """The rule in words (``mjlab's rule on armature 0.01`` or ``0.75 x effort limit``)."""
+    hold: str = ""
+    """A held group's top in words (``held: up to 5 x M g r 27.7 N m/rad``), "" where the motor's band stands."""
 
     def text(self) -> str:
-        return f"kp {num(self.low)}-{num(self.high)} ({self.how}: kp {num(self.rule_kp)}, kd {num(self.rule_kd)})"
+        hold = f"; {self.hold}" if self.hold else ""
+        return (f"kp {num(self.low)}-{num(self.high)} ({self.how}: kp {num(self.rule_kp)}, kd {num(self.rule_kd)}"
+                f"{hold})")
 
     def clamp(self, kp: float) -> float:
         return min(max(kp, self.low), self.high)
@@ -101,6 +111,17 @@ def band(effort: float, armature: float) -> Band:
     if math.isfinite(effort):
         high = min(high, max(EFFORT_CAP * effort, rule_kp))
     return Band(rule_kp, rule_kd, BAND[0] * rule_kp, high, KD_PER_KP_MAX * high, how)
+
+
+def held(b: Band, carried: float) -> Band:
+    """The band of a held group: the motor's band ``b`` with its top raised to the holding rule's kp (HOLD x
+    ``carried``, gravity's toppling stiffness M g r in N m / rad) where that is higher; kd's top in proportion."""
+    hold = HOLD * carried
+    hold = max(hold, float(f"{hold:.3g}"))  # the rule's kp as a spec file shows it (the draft's) lies inside
+    if not hold > b.high:
+        return b
+    return dataclasses.replace(b, high=hold, kd_high=KD_PER_KP_MAX * hold,
+                               hold=f"held: up to {HOLD:g} x M g r {num(carried)} N m/rad, the holding rule")
 
 
 def makers_for(effort: float) -> list[Maker]:

@@ -2,8 +2,9 @@
 
 1. Gains, per actuator group, trained and held groups alike, judged by standing (a biped: with the base supported)
    and the step responses at a converged solver (100 / 50). First every group's kp is brought into the makers'
-   band of its motor (``band.py``: mjlab's armature rule, or a stiffness per effort limit): lowered as well as
-   raised, kd in proportion and at most the band's. Then an undamped or overshooting servo gets the kd of
+   band of its motor (``band.py``: mjlab's armature rule, or a stiffness per effort limit; a held group's band
+   reaches up to the holding rule's kp, HOLD x M g r): lowered as well as raised, kd in proportion and at most the
+   band's. Then an undamped or overshooting servo gets the kd of
    TARGET_DAMPING, the joint damping of the file counted; a sag or a fall raises kp by KP_STEP (kd in proportion)
    of the groups whose joints are furthest from their pose (legs splayed: of the splayed sideways joints' groups
    first), never above the band; feet sliding or legs splayed under contact settings other than the robot file's
@@ -50,7 +51,7 @@ from envs.robot_check.advice import (
     splayed,
     stands,
 )
-from envs.robot_check.band import Band, band
+from envs.robot_check.band import Band, band, held
 from envs.robot_check.rollouts import ROLLOUTS, ResetSpread, SolverTrial, solver_trial
 from envs.robot_check.servo import StepResponse, step_response
 from envs.robot_check.text import num
@@ -109,9 +110,10 @@ def fix(spec: RobotSpec, spread: ResetSpread, collisions: str = "full", seconds:
 
 
 def group_band(g: ActuatorGroup, s: StepResponse) -> Band:
-    """The makers' band of a group (its effort limit; its armature, else the joint's in the model)."""
+    """The makers' band of a group (its effort limit; its armature, else the joint's in the model); a held group's
+    reaches up to the holding rule's kp (``band.held``)."""
     effort = g.effort_limit if g.effort_limit < UNLIMITED_EFFORT else math.inf
-    return band(effort, g.armature if g.armature is not None else s.armature)
+    return held(band(effort, g.armature if g.armature is not None else s.armature), s.carried)
 
 
 def as_groups(spec: RobotSpec, robot: ResolvedRobot) -> tuple[ActuatorGroup, ...]:

@@ -14,6 +14,7 @@ import mujoco
 import numpy as np
 
 from envs.robot_check.trials import CAP, Sim, action_scale
+from envs.robots.draft_gains import carried_stiffness
 from envs.robots.resolved import ResolvedRobot
 
 HELD_STEP = 0.25
@@ -60,6 +61,9 @@ class StepResponse:
     """The group's effort limit (N m; inf: none)."""
     from_file: bool = False
     """The gains are the robot file's own servos' (``actuators="file"``), not set by the spec."""
+    carried: float = 0.0
+    """A held group's largest gravity toppling stiffness M g r (N m / rad) at the default pose (``draft_gains.
+    carried_stiffness``): its band reaches up to HOLD x that (``band.held``); 0 for a trained group."""
 
     def kd_alone(self) -> float:
         """The damping ratio the joint damping alone gives (kd 0)."""
@@ -140,6 +144,7 @@ def step_response(robot: ResolvedRobot, settle: float = 0.3, hold: float = 0.5) 
         sim = Sim(robot)
         d = sim.data
         sim.reset(robot.spec.base_height + 0.5)
+        carried = _carried(sim, group)
         for _ in range(int(round(settle / dt))):
             sim.step_held()
         ratio, inertia, kp, kd = damping(sim, group.members)
@@ -162,8 +167,16 @@ def step_response(robot: ResolvedRobot, settle: float = 0.3, hold: float = 0.5) 
             resp, joint_damping=float(m.dof_damping[worst]), frictionloss=float(m.dof_frictionloss[worst]),
             armature=float(max(m.dof_armature[sim.driven_dadr[i]] for i in group.members)),
             effort=float(max(sim.effort[i] for i in group.members)),
-            from_file=isinstance(robot.spec.actuators, str)))
+            from_file=isinstance(robot.spec.actuators, str), carried=carried))
     return out
+
+
+def _carried(sim: Sim, group: Group) -> float:
+    """A held group's largest M g r at the pose ``sim`` was just reset to (0 for a trained group)."""
+    if not group.held:
+        return 0.0
+    m = sim.model
+    return round(max(carried_stiffness(m, sim.data, m.joint(sim.driven_names[i]).id) for i in group.members), 3)
 
 
 def _worst_dof(sim: Sim, members: tuple[int, ...], ratio: float) -> int:

@@ -31,6 +31,15 @@ EFFORT_PER_ARMATURE = (3630.0, 0.885)
 """Without an actuator or force range but with the file's armature J (kg m^2, the motor's reflected inertia), the
 effort limit is guessed as a J^b (N m): the power law through mjlab's G1 motors (J 0.0036 -> 25 N m, 0.0251 -> 139
 N m; it gives 46 for 50 and 62 for 88): one guess per motor size, never one for the whole robot."""
+HOLD = 5.0
+"""A held joint's drafted kp is at least HOLD x M g r, M the mass it carries (its body's subtree) and r the distance
+from its anchor to that mass's centre at the pose (``carried_stiffness``: gravity's toppling stiffness): a tilt of
+the base then bends the held chain by 1 / (HOLD - 1) of the tilt (kp d = M g r (tilt + d)). The makers' choice:
+Unitree's G1 deploy file holds the waist at kp 150 (300 in its 12-joint variant), 4.3 to 5.4 x the waist's M g r
+on the G1-style test model (27.7 N m/rad roll and pitch, 34.8 yaw: ``examples/g1_like``), 8.6 to 11 x at 300; 5
+gives 138 and 174. Its arms (M g r 1.7 to 4.9) stay at 1 x their 25 N m motors. kd = kp x KD_PER_KP, the draft's
+kd ratio (Unitree's held waist: 3 / 150; on the G1-style waist a damping ratio of 0.16), the effort limit the
+motor's."""
 
 
 class _File(Protocol):
@@ -55,6 +64,28 @@ class DraftGroup:
 
 def _three(x: float) -> float:
     return float(f"{x:.3g}")
+
+
+def carried_stiffness(m: mujoco.MjModel, d: mujoco.MjData, j: int) -> float:
+    """Gravity's toppling stiffness M g r (N m / rad) of joint ``j`` at ``d``'s pose (``HOLD``): the full distance
+    from its anchor to the centre of the mass it carries, whatever its axis (a yaw joint tilted with the base
+    carries that mass too: Unitree holds the G1's waist yaw as its roll and pitch)."""
+    body = int(m.jnt_bodyid[j])
+    lever = float(np.linalg.norm(d.subtree_com[body] - d.xanchor[j]))
+    return float(m.body_subtreemass[body]) * float(np.linalg.norm(m.opt.gravity)) * lever
+
+
+def _held(f: _File, name: str, values: tuple[float, float, float, float | None, str]
+          ) -> tuple[float, float, float, float | None, str]:
+    """A held joint's values with kp raised to HOLD x M g r where that is above them (kd = kp x KD_PER_KP)."""
+    kp, kd, effort, armature, note = values
+    carried = carried_stiffness(f.model, f.data, f.joints.index(name))
+    hold = _three(HOLD * carried)
+    if hold <= kp:
+        return values
+    return (hold, hold * KD_PER_KP, effort, armature,
+            f"{note}; kp raised from {_three(kp):g} to {HOLD:g} x M g r {_three(carried)} N m/rad (the weight it "
+            f"carries x its lever: a soft held joint folds under it), kd = kp x {KD_PER_KP:g}")
 
 
 def _joint(f: _File, name: str, held: bool) -> tuple[float, float, float, float | None, str]:
@@ -125,6 +156,7 @@ def draft_groups(f: _File, trained: list[str], held: list[str]) -> tuple[DraftGr
             kp, kd, effort, armature, _ = values[twin_name]
             values[name] = (kp, kd, effort, armature, f"missing actuator: the file has none on this joint; its twin "
                                                       f"{twin_name}'s values")
+    values.update({name: _held(f, name, values[name]) for name in held})
     keys: dict[tuple, list[str]] = {}
     for name in driven:
         kp, kd, effort, armature, note = values[name]

@@ -15,6 +15,7 @@ import mujoco
 import pytest
 
 from envs.robots.draft import draft
+from envs.robots.draft_gains import HOLD
 from envs.robots.draft_source import fit_lines
 from tests.robot_models import write
 
@@ -122,3 +123,48 @@ def test_long_lines_are_split_inside_their_string():
     out = fit_lines(line)
     assert max(len(x) for x in out.splitlines()) <= 120 and len(out.splitlines()) > 1
     assert eval(out.strip().rstrip(","), {"HeldJoints": lambda joints: joints}) == line.split('"')[1]
+
+
+def _carried(m: mujoco.MjModel, joint: str) -> float:
+    """M g r of ``joint`` at the file's reference pose (the G1-style draft holds its waist and arms there), summed
+    body by body: every body below the joint's, its mass and centre."""
+    d = mujoco.MjData(m)
+    mujoco.mj_forward(m, d)
+    j = m.joint(joint)
+    top = int(j.bodyid[0])
+    below = [b for b in range(m.nbody) if top in _ancestors(m, b)]
+    mass = sum(float(m.body_mass[b]) for b in below)
+    centre = sum(float(m.body_mass[b]) * d.xipos[b] for b in below) / mass
+    return mass * 9.81 * float(((centre - d.xanchor[j.id]) ** 2).sum() ** 0.5)
+
+
+def _ancestors(m: mujoco.MjModel, b: int) -> list[int]:
+    out = [b]
+    while b:
+        b = int(m.body_parentid[b])
+        out.append(b)
+    return out
+
+
+def test_held_joints_hold_what_they_carry_the_g1_waist_and_not_its_arms():
+    """Issue 46: the G1-style model's waist (50 N m roll / pitch, 88 N m yaw) carries 16.7 kg at 0.17-0.21 m: held
+    at HOLD x M g r (138 / 174, beside Unitree's 150), kd = kp / 40, the motors' effort limits kept; its arms' M g r
+    x 5 stays under 1 x their 25 N m limit, so they keep the draft's 25 / 0.625."""
+    m = mujoco.MjModel.from_xml_path(str(G1))
+    d = draft(G1, "g1")
+    groups = {g.group.joints: g for g in d.groups}
+    roll_pitch, yaw = groups["waist_roll_joint|waist_pitch_joint"], groups["waist_yaw_joint"]
+    assert roll_pitch.held and yaw.held
+    assert _carried(m, "waist_pitch_joint") == pytest.approx(27.7, abs=0.1)
+    assert roll_pitch.group.kp == pytest.approx(HOLD * _carried(m, "waist_roll_joint"), rel=0.005) == 138.0
+    assert yaw.group.kp == pytest.approx(HOLD * _carried(m, "waist_yaw_joint"), rel=0.005) == 174.0
+    assert 0.9 * 150 < roll_pitch.group.kp < yaw.group.kp < 1.2 * 150  # Unitree's G1 deploy: the waist at 150 / 3
+    assert (roll_pitch.group.kd, yaw.group.kd) == (3.45, 4.35)  # kd = kp / 40
+    assert (roll_pitch.group.effort_limit, yaw.group.effort_limit) == (50.0, 88.0)  # the motors'
+    assert "kp raised from 50 to 5 x M g r 27.7 N m/rad" in roll_pitch.note, roll_pitch.note
+    arms = groups[".*_shoulder_pitch_joint|.*_shoulder_roll_joint|.*_shoulder_yaw_joint|.*_elbow_joint"]
+    assert max(HOLD * _carried(m, j) for j in ("left_shoulder_pitch_joint", "left_elbow_joint")) < 25.0
+    assert (arms.group.kp, arms.group.kd, arms.group.effort_limit) == (25.0, 0.625, 25.0) and "raised" not in arms.note
+    trained = {g.group.joints: (g.group.kp, g.group.kd) for g in d.groups if not g.held}
+    assert trained == {".*_hip_pitch_joint|.*_hip_yaw_joint": (88.0, 2.2), ".*_hip_roll_joint|.*_knee_joint":
+                       (139.0, 3.48), ".*_ankle_pitch_joint|.*_ankle_roll_joint": (50.0, 1.25)}  # 1 x effort limit
