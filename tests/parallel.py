@@ -39,9 +39,14 @@ MAX_WORKERS = 4
 """``-n auto``'s cap: a worker holds up to about 3 GB (torch, JAX, Warp, MuJoCo), and exclusive tests idle the rest."""
 
 
+def cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 def worker_count() -> int:
     """``-n auto``: one worker per core, at most ``MAX_WORKERS``."""
-    return max(1, min(os.cpu_count() or 1, MAX_WORKERS))
+    return max(1, min(cores(), MAX_WORKERS))
 
 
 def is_worker(config: pytest.Config) -> bool:
@@ -61,7 +66,7 @@ def limit_threads(config: pytest.Config) -> None:
     import torch
 
     workers = int(config.workerinput["workercount"])  # type: ignore[attr-defined]
-    torch.set_num_threads(max(1, (os.cpu_count() or 1) // workers))
+    torch.set_num_threads(max(1, cores() // workers))
 
 
 # ------------------------------------------------------------------------------------------------------ groups

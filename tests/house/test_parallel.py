@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests import parallel
+
 ROOT = Path(__file__).resolve().parents[2]
 RECORD = '''
 import json, os, time
@@ -87,7 +89,7 @@ def test_groups_stay_on_one_worker_and_exclusive_bodies_run_alone(tmp_path):
     assert not [(a["name"], b["name"]) for a in alone for b in rows if b is not a and _overlap(a, b)]
     plain = [r for r in rows if r["kind"] != "alone"]
     assert any(_overlap(a, b) for a in plain for b in plain if a is not b), "nothing ran side by side"
-    assert {r["threads"] for r in rows} == {max(1, (os.cpu_count() or 1) // 2)}
+    assert {r["threads"] for r in rows} == {max(1, parallel.cores() // 2)}
 
 
 def test_the_readme_runs_what_ci_runs_on_every_core():
