@@ -75,6 +75,26 @@ def menagerie_root(directory: Path) -> Path:
     return directory
 
 
+def seed_fix_cache(task: str) -> Path:
+    """A ``--fix`` cache entry (under ``LEGGED_MJX_CACHE``) saying the search kept ``task``'s draft as it is, so a
+    test resolves a robot by name without the search; returns the entry's path."""
+    import dataclasses
+    import json
+
+    import configs.menagerie as menagerie_config
+    from envs.robots.draft import draft
+    from envs.robots.menagerie import files_digest, parse, xml_path
+
+    ref = parse(task)
+    spec = draft(xml_path(ref), ref.robot_id.replace("@", "_")).spec
+    name = f"{ref.robot_id}-{files_digest(ref)[:16]}-v{menagerie_config.FIX_VERSION}.json"
+    path = menagerie_config.cache_dir() / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"actuators": [dataclasses.asdict(g) for g in spec.actuators],
+                                "sim": dataclasses.asdict(spec.sim), "verdict": "OK", "changes": [], "seconds": 0}))
+    return path
+
+
 if __name__ == "__main__":  # python -m tests.menagerie_models DIR: the folder MENAGERIE_ROOT=DIR serves
     import sys
 

@@ -5,7 +5,6 @@ one-line errors, and (slow) training, play.py, ONNX export and sim2sim from the 
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import subprocess
 import sys
@@ -18,8 +17,7 @@ from configs.catalog import get_task
 from contract.errors import UserError
 from envs.robot_check.verdict import robot_of
 from envs.robots.draft import draft
-from envs.robots.menagerie import files_digest, parse, xml_path
-from tests.menagerie_models import menagerie_root
+from tests.menagerie_models import menagerie_root, seed_fix_cache
 
 pytest.importorskip("mujoco_menagerie")
 ROOT = Path(__file__).resolve().parents[3]
@@ -40,14 +38,7 @@ def served(tmp_path, monkeypatch):
 
 def _seed(task: str) -> Path:
     """A cache entry saying the search kept the draft as it is (so the plumbing is tested without the search)."""
-    ref = parse(task)
-    spec = draft(xml_path(ref), ref.robot_id.replace("@", "_")).spec
-    name = f"{ref.robot_id}-{files_digest(ref)[:16]}-v{menagerie_config.FIX_VERSION}.json"
-    path = menagerie_config.cache_dir() / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"actuators": [dataclasses.asdict(g) for g in spec.actuators],
-                                "sim": dataclasses.asdict(spec.sim), "verdict": "OK", "changes": [], "seconds": 0}))
-    return path
+    return seed_fix_cache(task)
 
 
 def test_a_robot_by_name_is_the_draft_with_the_cached_fix_settings(served, capsys):

@@ -6,19 +6,15 @@ group's observation of the mirrored state. On the served Unitree-style test mode
 from __future__ import annotations
 
 import dataclasses
-import json
 
 import pytest
 import torch
 
-import configs.menagerie as menagerie_config
 from configs.catalog import get_task
-from envs.robots.draft import draft
-from envs.robots.menagerie import files_digest, parse, xml_path
 from envs.tasks.locomotion import LocomotionEnv
 from envs.tasks.locomotion.config import NoiseConfig, RandomizationConfig
 from rl_core.env_api import Symmetric
-from tests.menagerie_models import menagerie_root
+from tests.menagerie_models import menagerie_root, seed_fix_cache
 from tests.mirrored_states import mirrored_pair
 
 pytest.importorskip("mujoco_menagerie")
@@ -35,14 +31,7 @@ def served(tmp_path, monkeypatch):
     monkeypatch.setenv("MENAGERIE_ROOT", str(menagerie_root(tmp_path / "menagerie")))
     monkeypatch.setenv("LEGGED_MJX_CACHE", str(tmp_path / "cache"))
     for task in (GO2, G1):
-        ref = parse(task)
-        spec = draft(xml_path(ref), ref.robot_id.replace("@", "_")).spec
-        name = f"{ref.robot_id}-{files_digest(ref)[:16]}-v{menagerie_config.FIX_VERSION}.json"
-        path = menagerie_config.cache_dir() / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"actuators": [dataclasses.asdict(g) for g in spec.actuators],
-                                    "sim": dataclasses.asdict(spec.sim), "verdict": "OK", "changes": [],
-                                    "seconds": 0}))
+        seed_fix_cache(task)
 
 
 def _quiet_env(task: str) -> LocomotionEnv:
