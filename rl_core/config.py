@@ -196,7 +196,7 @@ class AlgorithmConfig:
     """none: off; augment: every minibatch is doubled with its left-right mirror (mirrored observations and
     actions, the same old log-probs, values, advantages and returns), as rsl_rl's symmetry augmentation. Needs a
     task whose env offers a mirror (rl_core.env_api.Symmetric; of its critic observations too, when it has a
-    separate critic group) and a memoryless policy; turns the CUDA-graph update off."""
+    separate critic group) and a memoryless policy (the CUDA-graph update graphs it too)."""
     cuda_graph: bool = True
     """On a CUDA device (single process): after the first iteration, replay each minibatch update as one CUDA
     graph (same math; removes the kernel-launch overhead that bounds small networks). No effect on the CPU (nor
