@@ -26,9 +26,10 @@ from envs.robots.spec_source import write_atomic
 
 REVIEWED = Path(__file__).with_name("menagerie_robots")
 """Reviewed spec files by robot name (none shipped yet)."""
-FIX_VERSION = 5
+FIX_VERSION = 6
 """Bumped when the draft or the search changes what they find: older cache entries are searched again (5: held joints
-drafted and kept at the holding rule's kp, ``envs/robots/draft_gains.py`` HOLD)."""
+drafted and kept at the holding rule's kp, ``envs/robots/draft_gains.py`` HOLD; 6: held joints' kd critically damps
+the inertia they carry, HOLD_DAMPING)."""
 
 
 def cache_dir() -> Path:

@@ -37,9 +37,15 @@ from its anchor to that mass's centre at the pose (``carried_stiffness``: gravit
 the base then bends the held chain by 1 / (HOLD - 1) of the tilt (kp d = M g r (tilt + d)). The makers' choice:
 Unitree's G1 deploy file holds the waist at kp 150 (300 in its 12-joint variant), 4.3 to 5.4 x the waist's M g r
 on the G1-style test model (27.7 N m/rad roll and pitch, 34.8 yaw: ``examples/g1_like``), 8.6 to 11 x at 300; 5
-gives 138 and 174. Its arms (M g r 1.7 to 4.9) stay at 1 x their 25 N m motors. kd = kp x KD_PER_KP, the draft's
-kd ratio (Unitree's held waist: 3 / 150; on the G1-style waist a damping ratio of 0.16), the effort limit the
-motor's."""
+gives 138 and 174. Its arms (M g r 1.7 to 4.9) stay at 1 x their 25 N m motors. kd: see HOLD_DAMPING; the effort
+limit the motor's."""
+HOLD_DAMPING = 1.0
+"""A held joint's drafted kd is at least 2 x HOLD_DAMPING x sqrt(kp I), I the inertia it carries about its axis at
+the pose (its diagonal of the mass matrix, armature included: ``carried_inertia``): critically damped. At the draft's
+kd = kp x KD_PER_KP (Unitree's held waist: 3 / 150) the G1-style model's waist, which carries 48% of the mass (I
+0.77-0.85 kg m^2), rang at a damping ratio of 0.16, and its arms at 0.3: a wobble the policy neither observes (held
+joints are not in the observation) nor drives. With the waist and arms welded instead, the by-name G1-style model's
+yaw-rate error at training iteration 60 was 0.47 rad/s against 0.76 (docs/robots.md)."""
 
 
 class _File(Protocol):
@@ -75,6 +81,16 @@ def carried_stiffness(m: mujoco.MjModel, d: mujoco.MjData, j: int) -> float:
     return float(m.body_subtreemass[body]) * float(np.linalg.norm(m.opt.gravity)) * lever
 
 
+def carried_inertia(m: mujoco.MjModel, d: mujoco.MjData, j: int) -> float:
+    """The inertia (kg m^2) joint ``j`` moves about its axis at ``d``'s pose (``HOLD_DAMPING``): its diagonal entry of
+    the joint-space mass matrix (the bodies it carries, the armature included); ``d`` must have had ``mj_forward``."""
+    i = int(m.jnt_dofadr[j])
+    unit, out = np.zeros(m.nv), np.zeros(m.nv)
+    unit[i] = 1.0
+    mujoco.mj_mulM(m, d, out, unit)
+    return float(out[i])
+
+
 def _held(f: _File, name: str, values: tuple[float, float, float, float | None, str]
           ) -> tuple[float, float, float, float | None, str]:
     """A held joint's values with kp raised to HOLD x M g r where that is above them (kd = kp x KD_PER_KP)."""
@@ -86,6 +102,20 @@ def _held(f: _File, name: str, values: tuple[float, float, float, float | None, 
     return (hold, hold * KD_PER_KP, effort, armature,
             f"{note}; kp raised from {_three(kp):g} to {HOLD:g} x M g r {_three(carried)} N m/rad (the weight it "
             f"carries x its lever: a soft held joint folds under it), kd = kp x {KD_PER_KP:g}")
+
+
+def _damped(values: tuple[float, float, float, float | None, str], inertia: float
+            ) -> tuple[float, float, float, float | None, str]:
+    """Held values with kd raised to critical damping of ``inertia`` (plus a drafted armature) where that is above
+    it (HOLD_DAMPING)."""
+    kp, kd, effort, armature, note = values
+    inertia += armature or 0.0
+    damped = _three(2.0 * HOLD_DAMPING * float(np.sqrt(kp * inertia)))
+    if damped <= kd:
+        return values
+    return (kp, damped, effort, armature,
+            f"{note}; kd raised from {_three(kd):g} to {damped:g}: damping ratio {HOLD_DAMPING:g} for the "
+            f"{_three(inertia)} kg m^2 it carries (a held joint is not observed: it must not ring)")
 
 
 def _joint(f: _File, name: str, held: bool) -> tuple[float, float, float, float | None, str]:
@@ -157,6 +187,12 @@ def draft_groups(f: _File, trained: list[str], held: list[str]) -> tuple[DraftGr
             values[name] = (kp, kd, effort, armature, f"missing actuator: the file has none on this joint; its twin "
                                                       f"{twin_name}'s values")
     values.update({name: _held(f, name, values[name]) for name in held})
+    alike: dict[tuple, list[str]] = {}  # held joints with the same values: damped for the largest inertia of them
+    for name in held:
+        alike.setdefault(values[name], []).append(name)
+    for same, names in alike.items():
+        inertia = max(carried_inertia(f.model, f.data, f.joints.index(n)) for n in names)
+        values.update({n: _damped(same, inertia) for n in names})
     keys: dict[tuple, list[str]] = {}
     for name in driven:
         kp, kd, effort, armature, note = values[name]

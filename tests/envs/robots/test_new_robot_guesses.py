@@ -15,7 +15,7 @@ import mujoco
 import pytest
 
 from envs.robots.draft import draft
-from envs.robots.draft_gains import HOLD
+from envs.robots.draft_gains import HOLD, HOLD_DAMPING
 from envs.robots.draft_source import fit_lines
 from tests.robot_models import write
 
@@ -148,8 +148,8 @@ def _ancestors(m: mujoco.MjModel, b: int) -> list[int]:
 
 def test_held_joints_hold_what_they_carry_the_g1_waist_and_not_its_arms():
     """Issue 46: the G1-style model's waist (50 N m roll / pitch, 88 N m yaw) carries 16.7 kg at 0.17-0.21 m: held
-    at HOLD x M g r (138 / 174, beside Unitree's 150), kd = kp / 40, the motors' effort limits kept; its arms' M g r
-    x 5 stays under 1 x their 25 N m limit, so they keep the draft's 25 / 0.625."""
+    at HOLD x M g r (138 / 174, beside Unitree's 150), the motors' effort limits kept; its arms' M g r x 5 stays
+    under 1 x their 25 N m limit, so they keep the draft's kp 25. kd: critically damped (the next test)."""
     m = mujoco.MjModel.from_xml_path(str(G1))
     d = draft(G1, "g1")
     groups = {g.group.joints: g for g in d.groups}
@@ -159,12 +159,52 @@ def test_held_joints_hold_what_they_carry_the_g1_waist_and_not_its_arms():
     assert roll_pitch.group.kp == pytest.approx(HOLD * _carried(m, "waist_roll_joint"), rel=0.005) == 138.0
     assert yaw.group.kp == pytest.approx(HOLD * _carried(m, "waist_yaw_joint"), rel=0.005) == 174.0
     assert 0.9 * 150 < roll_pitch.group.kp < yaw.group.kp < 1.2 * 150  # Unitree's G1 deploy: the waist at 150 / 3
-    assert (roll_pitch.group.kd, yaw.group.kd) == (3.45, 4.35)  # kd = kp / 40
+    assert (roll_pitch.group.kd, yaw.group.kd) == (21.6, 13.7)  # critically damped (kp / 40: 3.45, 4.35)
     assert (roll_pitch.group.effort_limit, yaw.group.effort_limit) == (50.0, 88.0)  # the motors'
     assert "kp raised from 50 to 5 x M g r 27.7 N m/rad" in roll_pitch.note, roll_pitch.note
     arms = groups[".*_shoulder_pitch_joint|.*_shoulder_roll_joint|.*_shoulder_yaw_joint|.*_elbow_joint"]
     assert max(HOLD * _carried(m, j) for j in ("left_shoulder_pitch_joint", "left_elbow_joint")) < 25.0
-    assert (arms.group.kp, arms.group.kd, arms.group.effort_limit) == (25.0, 0.625, 25.0) and "raised" not in arms.note
+    assert (arms.group.kp, arms.group.kd, arms.group.effort_limit) == (25.0, 3.44, 25.0)
+    assert "kp raised" not in arms.note and "kd raised from 0.625 to 3.44" in arms.note, arms.note
     trained = {g.group.joints: (g.group.kp, g.group.kd) for g in d.groups if not g.held}
     assert trained == {".*_hip_pitch_joint|.*_hip_yaw_joint": (88.0, 2.2), ".*_hip_roll_joint|.*_knee_joint":
                        (139.0, 3.48), ".*_ankle_pitch_joint|.*_ankle_roll_joint": (50.0, 1.25)}  # 1 x effort limit
+
+
+def _inertia(m: mujoco.MjModel, joint: str) -> float:
+    """The inertia about ``joint``'s axis of every body below it at the file's reference pose (each body's own
+    inertia about the axis through its centre, plus its mass times its centre's squared distance from the axis),
+    plus the joint's armature."""
+    d = mujoco.MjData(m)
+    mujoco.mj_forward(m, d)
+    j = m.joint(joint)
+    axis, anchor = d.xaxis[j.id], d.xanchor[j.id]
+    total = float(m.dof_armature[j.dofadr[0]])
+    for b in (b for b in range(m.nbody) if int(j.bodyid[0]) in _ancestors(m, b)):
+        rot = d.ximat[b].reshape(3, 3)
+        local = rot.T @ axis
+        r = d.xipos[b] - anchor
+        perp = r - (r @ axis) * axis
+        total += float(local @ (m.body_inertia[b] * local)) + float(m.body_mass[b]) * float(perp @ perp)
+    return total
+
+
+def test_held_joints_are_critically_damped_for_what_they_carry():
+    """Issue 48: held joints are not observed, so they must not ring. At kd = kp / 40 the G1-style waist (138 / 3.45
+    for a torso of 0.85 kg m^2 about its roll axis) had a damping ratio of 0.16 and its arms 0.3; the draft gives
+    every held group kd >= 2 HOLD_DAMPING sqrt(kp I) for the largest inertia I its joints carry (HOLD_DAMPING 1);
+    the trained joints keep kd = kp / 40."""
+    m = mujoco.MjModel.from_xml_path(str(G1))
+    d = draft(G1, "g1")
+    held = [g for g in d.groups if g.held]
+    assert {g.group.joints for g in held} == {"waist_yaw_joint", "waist_roll_joint|waist_pitch_joint",
+                                              ".*_shoulder_pitch_joint|.*_shoulder_roll_joint|"
+                                              ".*_shoulder_yaw_joint|.*_elbow_joint"}
+    assert _inertia(m, "waist_roll_joint") == pytest.approx(0.847, abs=0.002)
+    for g in held:
+        joints = [m.joint(i).name for i in range(m.njnt) if re.fullmatch(g.group.joints, m.joint(i).name)]
+        worst = max(_inertia(m, j) for j in joints)
+        ratio = g.group.kd / (2.0 * (g.group.kp * worst) ** 0.5)
+        assert ratio == pytest.approx(HOLD_DAMPING, abs=0.005), (g.group.joints, ratio)
+        assert "damping ratio 1 for the" in g.note, g.note
+    assert all(g.group.kd == pytest.approx(g.group.kp / 40, rel=0.01) for g in d.groups if not g.held)
