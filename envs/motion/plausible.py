@@ -8,7 +8,8 @@ nothing):
   (``csv_fps=120`` on a 30 fps clip plays it four times too fast);
 - a joint beyond its range by more than ``RANGE_MARGIN``.
 
-``env.check_clips=false`` skips these checks.
+``env.check_clips=false`` skips these checks on a tracking task's clips, ``env.amp_check_clips=false`` on a
+locomotion task's AMP clips.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import numpy as np
 
 from contract.errors import UserError
 from contract.motion import Clip, velocities
+from envs.robots.resolved import ResolvedRobot
 
 TILT_BOUND = math.radians(60.0)
 """The first frame's base may be tilted this far from upright (rad): a person starts a clip standing, sitting or
@@ -74,32 +76,46 @@ def check_rate(clip: Clip, where: str, csv_fps: float) -> None:
                         f"env.csv_fps={csv_fps:g}; Unitree's LAFAN1 files are 30)")
 
 
+def joint_ranges(robot: ResolvedRobot, names: tuple[str, ...]) -> dict[str, tuple[float, float]]:
+    """joint -> (low, high) of the limited ones among ``names`` in ``robot``'s model (``check``'s ``ranges``)."""
+    m = robot.model
+    return {n: (float(m.joint(n).range[0]), float(m.joint(n).range[1])) for n in names
+            if m.jnt_limited[m.joint(n).id]}
+
+
+def speed_limits(robot: ResolvedRobot) -> dict[str, float]:
+    """joint -> velocity limit (rad/s; inf: none given) of ``robot``'s trained joints (``check``'s
+    ``speed_limits``)."""
+    return dict(zip(robot.joint_names, robot.velocity_limit, strict=True))
+
+
 def check(clip: Clip, where: str, ranges: Mapping[str, tuple[float, float]], speed_limits: Mapping[str, float],
-          csv_fps: float) -> None:
+          csv_fps: float, off: str = CHECKS_OFF) -> None:
     """One line for the first implausible property of ``clip`` (module docstring); ``ranges``: joint -> (low,
-    high) for the limited joints; ``speed_limits``: joint -> rad/s (inf: none given)."""
+    high) for the limited joints; ``speed_limits``: joint -> rad/s (inf: none given); ``off``: the line's way to
+    train on it anyway."""
     check_rate(clip, where, csv_fps)
     f = facts(clip)
     if f.tilt > TILT_BOUND:
         raise UserError(f"{where}: the first frame's base is tilted {math.degrees(f.tilt):.0f} degrees from upright "
                         f"(quaternion {np.round(clip.base_quat[0], 3).tolist()} as w x y z); likely a w x y z / "
-                        f"x y z w mix-up (a LAFAN1 .csv holds x y z w, an npz w x y z); {CHECKS_OFF}")
+                        f"x y z w mix-up (a LAFAN1 .csv holds x y z w, an npz w x y z); {off}")
     rate = f"the frame rate is likely wrong ({clip.fps:g} frames/s; a .csv clip's is env.csv_fps={csv_fps:g}, " \
            "Unitree's LAFAN1 files are 30)"
     if f.base_speed > HUMAN_BASE_SPEED:
         raise UserError(f"{where}: the base moves at up to {f.base_speed:.1f} m/s, faster than any human "
-                        f"({HUMAN_BASE_SPEED:g} m/s); {rate}; {CHECKS_OFF}")
+                        f"({HUMAN_BASE_SPEED:g} m/s); {rate}; {off}")
     speeds = np.abs(velocities(clip).joint_vel).max(axis=0) if clip.frames > 1 else np.zeros(len(clip.joint_names))
     for name, speed in zip(clip.joint_names, speeds.tolist(), strict=True):
         limit = speed_limits.get(name, math.inf)
         limit = DEFAULT_JOINT_SPEED if not math.isfinite(limit) else limit
         if speed > limit:
             raise UserError(f"{where}: joint {name} turns at up to {speed:.0f} rad/s, above the robot's "
-                            f"{limit:g} rad/s; {rate}; {CHECKS_OFF}")
-    _check_ranges(clip, where, ranges)
+                            f"{limit:g} rad/s; {rate}; {off}")
+    _check_ranges(clip, where, ranges, off)
 
 
-def _check_ranges(clip: Clip, where: str, ranges: Mapping[str, tuple[float, float]]) -> None:
+def _check_ranges(clip: Clip, where: str, ranges: Mapping[str, tuple[float, float]], off: str) -> None:
     for k, name in enumerate(clip.joint_names):
         if name not in ranges:
             continue
@@ -110,4 +126,4 @@ def _check_ranges(clip: Clip, where: str, ranges: Mapping[str, tuple[float, floa
         if over[frame] > RANGE_MARGIN:
             raise UserError(f"{where}: joint {name} is at {q[frame]:.3f} at frame {frame}, outside its range "
                             f"[{lo:.3f}, {hi:.3f}] by {over[frame]:.3f}; is the clip made for this robot (its "
-                            f"columns in the robot file's joint order)? {CHECKS_OFF}")
+                            f"columns in the robot file's joint order)? {off}")

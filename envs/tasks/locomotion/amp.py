@@ -7,18 +7,49 @@ base's height, its linear and angular velocity in the heading frame (yaw only), 
 foot's position relative to the base in the heading frame (torch forward kinematics, ``envs/motion/
 kinematics.py``). Reference transitions are the consecutive control steps of ``env.amp_clips``, each clip read and
 matched by joint name (``envs/motion/formats.py``), resampled to the control rate and replayed in the robot's scene.
+
+Clips as users have them (issue 47): a .csv / mjlab .npz holds one column per joint of the robot file, welded ones
+included (a G1 LAFAN1 CSV: 29 on a draft that welds the 6 wrists); the welded joints' columns are left out (one
+line when the clip moves them: the robot cannot). Each clip passes ``envs/motion/plausible.py``'s checks (a w x y z
+/ x y z w mix-up, a wrong frame rate, joints out of range) unless ``env.amp_check_clips=false``.
 """
 
 from __future__ import annotations
 
+import dataclasses
+
+import numpy as np
 import torch
 
 from contract.errors import UserError
-from envs.motion import formats
+from contract.motion import Clip
+from envs.motion import formats, plausible
 from envs.motion.kinematics import TreeKinematics, quat_to_matrix, yaw_rotation
 from envs.motion.replay import model_joints, replay
 from envs.motion.resample import resample
+from envs.motion.robot import file_joints, welded_names
 from envs.robots.resolved import ResolvedRobot
+
+CHECKS_OFF = "env.amp_check_clips=false uses it anyway"
+"""How the plausibility lines of an AMP clip say to use it anyway."""
+MOVE_TOL = 1e-3
+"""A welded joint's column within this of its welded angle (rad) is not moved by the clip."""
+
+
+def without_welded(clip: Clip, welded: dict[str, float], robot: str, where: str) -> Clip:
+    """``clip`` without the columns of ``robot``'s ``welded`` joints (name -> welded angle); one printed line when
+    the clip moves some of them (the robot cannot follow them; the AMP observation does not see them)."""
+    keep = [k for k, n in enumerate(clip.joint_names) if n not in welded]
+    if len(keep) == len(clip.joint_names):
+        return clip
+    moved = [n for k, n in enumerate(clip.joint_names)
+             if n in welded and float(np.abs(clip.joint_pos[:, k] - welded[n]).max()) > MOVE_TOL]
+    if moved:
+        print(f"{where}: the clip moves {len(moved)} joint(s) that robot {robot}'s spec welds ({', '.join(moved)}): "
+              "left out of the AMP reference (the robot cannot move them; release them: remove them from the spec's "
+              "welded=...)")
+    return dataclasses.replace(clip, joint_names=tuple(clip.joint_names[k] for k in keep),
+                               joint_pos=clip.joint_pos[:, keep])
 
 
 class AmpObservation:
@@ -55,13 +86,19 @@ class AmpReference:
     """The reference transitions of ``clips`` for ``robot`` at the control rate ``fps``."""
 
     def __init__(self, clips: tuple[str, ...], rb: ResolvedRobot, fps: float, amp_obs: AmpObservation,
-                 device: torch.device):
+                 device: torch.device, check: bool = True):
         _, joints = model_joints(rb.model, f"robot {rb.spec.name}")
-        file_order = tuple(rb.model.joint(j).name for j in joints)
+        model_order = tuple(rb.model.joint(j).name for j in joints)
+        file_order = file_joints(rb.spec.mjcf)
+        welded = welded_names(rb.spec, file_order)
         firsts, nexts = [], []
         for source in clips:
             where = f"env.amp_clips entry {source}"
-            clip = resample(formats.load(source, file_order), fps)
+            clip = without_welded(formats.load(source, file_order), welded, rb.spec.name, where)
+            if check:
+                plausible.check(clip, where, plausible.joint_ranges(rb, model_order), plausible.speed_limits(rb),
+                                formats.LAFAN1_FPS, CHECKS_OFF)
+            clip = resample(clip, fps)
             ref = replay(rb.model, clip, (), where)
             obs = amp_obs(torch.tensor(ref.qpos, dtype=torch.float32, device=device),
                           torch.tensor(ref.qvel, dtype=torch.float32, device=device))

@@ -237,7 +237,8 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
     def _offer_amp(self) -> None:
         """Satisfy ``rl_core.env_api.MotionPrior`` (instance attributes) with the clips of ``env.amp_clips``."""
         observe = amp.AmpObservation(self.robot, self.default_joint_pos, self.device)
-        reference = amp.AmpReference(self.cfg.amp_clips, self.robot, 1.0 / self.dt, observe, self.device)
+        reference = amp.AmpReference(self.cfg.amp_clips, self.robot, 1.0 / self.dt, observe, self.device,
+                                       self.cfg.amp_check_clips)
         self.amp = observe
         self.amp_obs_dim = observe.dim
         """Width of the AMP observation."""

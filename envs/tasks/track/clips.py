@@ -62,7 +62,8 @@ def load_clips(sources: tuple[str, ...], robot: ResolvedRobot, fps: float, csv_f
             clip = without_welded(formats.load(source, file_order, csv_fps), welded, robot.spec.name,
                                   f"motion clip {source}")
             if check:
-                plausible.check(clip, f"motion clip {source}", _ranges(robot, model_order), _speeds(robot), csv_fps)
+                plausible.check(clip, f"motion clip {source}", plausible.joint_ranges(robot, model_order),
+                                plausible.speed_limits(robot), csv_fps)
         formats.columns_for(clip, model_order, f"motion clip {source}")
         out.append(Played(source, digest(clip), resample(clip, fps)))
     return out
@@ -91,13 +92,3 @@ def without_welded(clip: Clip, welded: dict[str, float], robot: str, where: str)
         return clip
     return dataclasses.replace(clip, joint_names=tuple(clip.joint_names[k] for k in keep),
                                joint_pos=clip.joint_pos[:, keep])
-
-
-def _ranges(robot: ResolvedRobot, names: tuple[str, ...]) -> dict[str, tuple[float, float]]:
-    m = robot.model
-    return {n: (float(m.joint(n).range[0]), float(m.joint(n).range[1])) for n in names
-            if m.jnt_limited[m.joint(n).id]}
-
-
-def _speeds(robot: ResolvedRobot) -> dict[str, float]:
-    return dict(zip(robot.joint_names, robot.velocity_limit, strict=True))
