@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional
 
-from configs.locomotion import blind_config, blind_task
+from configs.locomotion import amp_clips_beside, blind_config, blind_task
 from envs.registry import TaskSpec, register
 from envs.robots.quadruped import QUADRUPED
 from envs.robots.spec import RobotSpec
@@ -44,6 +44,7 @@ def distill_task(name: str, robot: RobotSpec, env: Optional[LocomotionEnvConfig]
                  description: str = "") -> TaskSpec:
     """The blind flat task for ``robot`` (``configs.locomotion.blind_task``), learned by distillation from a
     teacher given as ``algorithm.teacher`` (its defaults: ``distill_config(blind_config(env))``)."""
+    env = amp_clips_beside(env)
     blind = blind_task(name, robot, env, description or f"{robot.name} without base velocity, distilled from a "
                                                         "teacher (algorithm.teacher=RUN)")
     return dataclasses.replace(blind, default_config=lambda: distill_config(blind_config(env), _gpu()),

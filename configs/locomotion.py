@@ -16,6 +16,8 @@ settings it needs (init noise, symmetry, network sizes) go in ``defaults=TaskDef
 from __future__ import annotations
 
 import dataclasses
+import sys
+from pathlib import Path
 from typing import Optional
 
 import torch
@@ -123,10 +125,34 @@ def deploy_env(env: Optional[LocomotionEnvConfig] = None) -> LocomotionEnvConfig
                                randomization=rnd)
 
 
+def beside(clip: str, folder: Path) -> str:
+    """A relative clip file's path from ``folder``; keyframe presets and absolute paths as they are."""
+    if clip.startswith("keyframes:") or Path(clip).is_absolute():
+        return clip
+    return str(folder / clip)
+
+
+def amp_clips_beside(env: Optional[LocomotionEnvConfig]) -> Optional[LocomotionEnvConfig]:
+    """``env`` with its relative ``amp_clips`` resolved against the folder of the file that declares the task (the
+    first caller outside this package: a robot file's clips sit beside it); ``env.amp_clips=[...]`` on the command
+    line stays relative to the current directory."""
+    if env is None or not env.amp_clips:
+        return env
+    here, frame = Path(__file__).resolve().parent, sys._getframe(1)
+    while frame is not None:
+        caller = frame.f_globals.get("__file__")
+        if caller and Path(caller).resolve().parent != here:
+            folder = Path(caller).resolve().parent
+            return dataclasses.replace(env, amp_clips=tuple(beside(c, folder) for c in env.amp_clips))
+        frame = frame.f_back  # type: ignore[assignment]
+    return env
+
+
 def proprio_task(name: str, robot: RobotSpec, env: Optional[LocomotionEnvConfig] = None, description: str = "",
                  defaults: Optional[TaskDefaults] = None) -> TaskSpec:
     """The flat task for ``robot`` on ``env`` (default ``PROPRIO_ENV``): the flat learner settings (an MLP,
     ``flat_config``), so the same budget as the flat task."""
+    env = amp_clips_beside(env)
     return flat_task(name, robot, env or PROPRIO_ENV, description or f"{robot.name} on flat ground from its joint "
                      "state and IMU alone", defaults)
 
@@ -134,6 +160,7 @@ def proprio_task(name: str, robot: RobotSpec, env: Optional[LocomotionEnvConfig]
 def blind_task(name: str, robot: RobotSpec, env: Optional[LocomotionEnvConfig] = None, description: str = "",
                defaults: Optional[TaskDefaults] = None) -> TaskSpec:
     """The blind flat task for ``robot`` (its defaults: ``blind_config(env)``, then ``defaults``)."""
+    env = amp_clips_beside(env)
     flat = flat_task(name, robot, env or BLIND_ENV, description or f"{robot.name} on flat ground without base velocity")
     return dataclasses.replace(flat, default_config=lambda: apply_defaults(blind_config(env), defaults),
                                machine_defaults=lambda gpu: apply_defaults(blind_config(env, gpu), defaults))
@@ -143,6 +170,7 @@ def rough_task(name: str, robot: RobotSpec, env: Optional[LocomotionEnvConfig] =
                defaults: Optional[TaskDefaults] = None) -> TaskSpec:
     """The rough-terrain velocity-tracking task for ``robot`` (its defaults: ``rough_config(env)``, then the
     robot's ``defaults``: ``configs/task_defaults.py``)."""
+    env = amp_clips_beside(env)
     flat = flat_task(name, robot, env or ROUGH_ENV, description or f"{robot.name} on generated rough terrain")
     return dataclasses.replace(flat, default_config=lambda: apply_defaults(rough_config(env), defaults),
                                machine_defaults=lambda gpu: apply_defaults(rough_config(env, gpu), defaults))
@@ -157,6 +185,7 @@ def flat_task(name: str, robot: RobotSpec, env: Optional[LocomotionEnvConfig] = 
     The robot is resolved against its MJCF before anything is written (``TaskSpec.validate``): a bad name, regex
     or file stops with one line (exit status 2).
     """
+    env = amp_clips_beside(env)
 
     def make_env(cfg: EnvConfig, device: torch.device) -> LocomotionEnv:
         assert isinstance(cfg, LocomotionEnvConfig)

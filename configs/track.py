@@ -21,7 +21,7 @@ from typing import Optional
 
 import torch
 
-from configs.locomotion import flat_config
+from configs.locomotion import beside, flat_config
 from configs.task_defaults import TaskDefaults, apply_defaults
 from envs.registry import TaskSpec, own_task_or_sole_spec, register, remember
 from envs.robots.humanoid import HUMANOID
@@ -55,7 +55,7 @@ def track_task(name: str, robot: RobotSpec, env: Optional[TrackEnvConfig] = None
         caller = sys._getframe(1).f_globals.get("__file__")
         clip_dir = Path(caller).resolve().parent if caller else None
     if env is not None and clip_dir is not None:
-        env = dataclasses.replace(env, clips=tuple(_beside(c, clip_dir) for c in env.clips))
+        env = dataclasses.replace(env, clips=tuple(beside(c, clip_dir) for c in env.clips))
 
     def make_env(cfg: EnvConfig, device: torch.device) -> TrackEnv:
         assert isinstance(cfg, TrackEnvConfig)
@@ -87,13 +87,6 @@ def file_track_task(ref: str) -> TaskSpec:
     the file defines (``drafted_track_task``); one line when it defines none or several."""
     robot = own_task_or_sole_spec(ref, "track", "track = track_task(...) (configs/track.py)")
     return robot if not isinstance(robot, RobotSpec) else remember(drafted_track_task(ref, robot))
-
-
-def _beside(clip: str, folder: Path) -> str:
-    """A relative clip file's path from ``folder``; keyframe presets and absolute paths as they are."""
-    if clip.startswith("keyframes:") or Path(clip).is_absolute():
-        return clip
-    return str(folder / clip)
 
 
 HUMANOID_TRACK_ENV = TrackEnvConfig(clips=("keyframes:squat_wave",), anchor_body="torso")

@@ -80,3 +80,26 @@ def test_an_implausible_amp_clip_is_one_line_and_the_flag_uses_it_anyway(g1, tmp
     text = str(e.value)
     assert "\n" not in text and expected in text and text.endswith("env.amp_check_clips=false uses it anyway"), text
     _env(g1, path, amp_check_clips=False).close()
+
+
+def test_amp_clip_paths_in_a_robot_file_are_relative_to_its_folder(tmp_path, monkeypatch):
+    """Issue 47, point 5 on the AMP path: ``env.amp_clips`` written in a robot file name files beside it, whatever
+    the current directory (each task kind of the file); the command line's stay relative to the current one."""
+    from configs.catalog import get_task
+
+    folder = tmp_path / "robot"
+    folder.mkdir()
+    (folder / "q.py").write_text(
+        "from configs.locomotion import blind_task, flat_task, rough_task\n"
+        "from envs.robots.quadruped import QUADRUPED\nfrom envs.tasks.locomotion.config import LocomotionEnvConfig\n"
+        "ENV = LocomotionEnvConfig(amp_clips=('trot.npz', '/abs/run.npz'))\n"
+        "flat = flat_task('q-amp-flat', QUADRUPED, ENV)\nrough = rough_task('q-amp-rough', QUADRUPED, ENV)\n"
+        "blind = blind_task('q-amp-blind', QUADRUPED, ENV)\n")
+    monkeypatch.chdir(tmp_path)  # not the file's folder
+    beside = (str((folder / "trot.npz").resolve()), "/abs/run.npz")
+    for kind in ("flat", "rough", "blind"):
+        task = get_task(f"robot/q.py:{kind}")
+        assert task.default_config().env.amp_clips == beside, kind
+    cfg = dataclasses.replace(get_task("robot/q.py:flat").default_config().env, num_envs=2, backend="native")
+    with pytest.raises(UserError, match=f"looked at {folder.resolve() / 'trot.npz'}"):
+        get_task("robot/q.py:flat").make_env(cfg, torch.device("cpu"))
