@@ -22,6 +22,9 @@ from typing import Any
 
 import numpy as np
 
+FOOT_LIFT = 0.02
+"""m: a foot whose lowest point is higher than this over the floor is counted as in the air (``inspect``)."""
+
 
 def robot(ref: str | None) -> Any:
     """The RobotSpec ``--robot`` names (None without one)."""
@@ -78,30 +81,38 @@ def inspect(clip: Any, spec: Any, csv_fps: float) -> list[str]:
 
 
 def _with_robot(clip: Any, spec: Any, csv_fps: float) -> list[str]:
-    import mujoco
-
+    """The lines ``inspect`` adds with a robot: the lowest point over the floor, each foot's height over it, and
+    the plausibility checks as training runs them (the robot with every joint of its file trained: its ranges
+    and velocity limits)."""
     from contract.errors import UserError
     from envs.motion import plausible
     from envs.motion.edit import lowest_points
     from envs.motion.replay import replay
+    from envs.motion.robot import build_tracking, file_joints, welded_names
 
-    model = mujoco.MjModel.from_xml_path(str(spec.mjcf))
-    ranges = {model.joint(n).name: tuple(model.joint(n).range) for n in clip.joint_names
-              if model.jnt_limited[model.joint(n).id]}
+    rb = build_tracking(spec, release=tuple(welded_names(spec, file_joints(spec.mjcf))))
+    model = rb.model
     ref = replay(model, clip, (), f"motion clip {clip.name}")
-    geoms = [g for g in range(model.ngeom) if (model.geom_contype[g] or model.geom_conaffinity[g])
-             and int(model.geom_group[g]) not in spec.visual_groups]
+    geoms = [g for g in range(model.ngeom) if model.geom_bodyid[g] != 0 and (model.geom_contype[g]
+             or model.geom_conaffinity[g]) and int(model.geom_group[g]) not in spec.visual_groups]
     low, body = lowest_points(model, ref.qpos, geoms)
     names, counts = np.unique(body, return_counts=True)
     often = ", ".join(f"{model.body(int(b)).name} {c / len(body):.0%}" for b, c in
                       sorted(zip(names, counts, strict=True), key=lambda x: -x[1])[:4])
+    feet = []
+    for name, ids in zip(rb.foot_names, rb.foot_geom_ids, strict=True):
+        h = lowest_points(model, ref.qpos, list(ids))[0]
+        feet.append(f"{name} min {h.min():+.3f} / median {np.median(h):+.3f} / max {h.max():+.3f} m, above "
+                    f"{FOOT_LIFT * 100:g} cm {np.mean(h > FOOT_LIFT):.0%}")
     try:
-        plausible.check(clip, f"motion clip {clip.name}", ranges, {}, csv_fps)
+        plausible.check(clip, f"motion clip {clip.name}", plausible.joint_ranges(rb, clip.joint_names),
+                        plausible.speed_limits(rb), csv_fps)
         verdict = "plausible (tilt, frame rate, speeds, joint ranges)"
     except UserError as e:
         verdict = str(e)
-    return [f"lowest point over the floor (collision geoms' boxes): min {low.min():+.3f} m, median "
-            f"{np.median(low):+.3f} m, max {low.max():+.3f} m; lowest body: {often}", f"check: {verdict}"]
+    return [f"lowest point over the floor: min {low.min():+.3f} m, median {np.median(low):+.3f} m, max "
+            f"{low.max():+.3f} m; lowest body: {often}", f"feet over the floor: {'; '.join(feet) or '(no feet)'}",
+            f"check: {verdict}"]
 
 
 def replay_video(path: str, spec: Any, out: str, size: tuple[int, int], fps: float, csv_fps: float,

@@ -14,6 +14,7 @@ import numpy as np
 from contract import motion
 from contract.errors import UserError
 from contract.motion import Clip
+from envs.robots.draft_pose import lowest_point
 
 
 def frame_range(clip: Clip, frames: str | None = None, seconds: str | None = None) -> tuple[int, int]:
@@ -65,19 +66,17 @@ def write(clip: Clip, path: str | Path) -> Path:
 
 
 def lowest_points(model: mujoco.MjModel, qpos: np.ndarray, geoms: list[int]) -> tuple[np.ndarray, np.ndarray]:
-    """Per frame of ``qpos [F, nq]``: the height of the lowest point of ``geoms`` (their bounding boxes, m) and
-    the body that holds it."""
+    """Per frame of ``qpos [F, nq]``: the height of the lowest point of ``geoms`` (m; exact for spheres, capsules,
+    cylinders, ellipsoids and boxes, a mesh by its bounding box: ``envs/robots/draft_pose.py``) and the body that
+    holds it."""
     data = mujoco.MjData(model)
-    corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], dtype=np.float64)
     low, body = np.zeros(len(qpos)), np.zeros(len(qpos), dtype=np.int64)
     for f, q in enumerate(qpos):
         data.qpos[:] = q
         mujoco.mj_kinematics(model, data)
         best, where = math.inf, 0
         for g in geoms:
-            center, half = model.geom_aabb[g, :3], model.geom_aabb[g, 3:]
-            local = center + corners * half  # [8, 3] in the geom's frame
-            z = float((data.geom_xpos[g][2] + local @ data.geom_xmat[g].reshape(3, 3)[2]).min())
+            z = lowest_point(model, data, g)
             if z < best:
                 best, where = z, int(model.geom_bodyid[g])
         low[f], body[f] = best, where

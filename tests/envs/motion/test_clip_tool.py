@@ -44,7 +44,10 @@ def test_inspect_trim_and_convert_a_lafan1_csv(root, tmp_path):
     assert lines[1] == "first frame: base at [0.0, 0.0, 0.75] m, tilted 0 degrees from upright"
     assert lines[2].startswith("base speed: mean 0.40 m/s, max 0.40 m/s; fastest joint: ")
     assert lines[3].startswith("lowest point over the floor") and "ankle_roll_link" in lines[3]
-    assert lines[4] == "check: plausible (tilt, frame rate, speeds, joint ranges)"
+    feet = lines[4].split("; ")  # each foot's height over the floor and its share of frames in the air
+    assert [f.split(" min ")[0] for f in feet] == ["feet over the floor: left_ankle_roll_link", "right_ankle_roll_link"]
+    assert all(" / median " in f and "above 2 cm" in f for f in feet), lines[4]
+    assert lines[5] == "check: plausible (tilt, frame rate, speeds, joint ranges)"
     cut = tmp_path / "cut.csv"
     out = _tool(root, "trim", str(walk), "--seconds", "2:4", "--out", str(cut))
     assert out.returncode == 0 and out.stdout.splitlines()[0] == (
@@ -82,3 +85,16 @@ def test_frame_and_time_ranges():
     c = motion.Clip(30.0, ("a",), np.zeros((31, 3)), np.tile([1.0, 0, 0, 0], (31, 1)), np.zeros((31, 1)), "c")
     assert edit.frame_range(c, frames="5:") == (5, 31) and edit.frame_range(c, frames=":-1") == (0, 30)
     assert edit.frame_range(c, seconds="0.5:") == (15, 31) and edit.frame_range(c, seconds=":0.1") == (0, 4)
+
+
+def test_the_lowest_point_of_a_tilted_capsule_is_exact_not_its_boxs_corner():
+    """A capsule (radius 0.05, half-length 0.2) tilted 45 degrees with its centre at 0.5 m: its lowest point is
+    0.5 - 0.2 sin 45 - 0.05 = 0.3086 m; its bounding box's lowest corner lies 0.021 m lower."""
+    import mujoco
+
+    model = mujoco.MjModel.from_xml_string(
+        '<mujoco><worldbody><body><freejoint/><geom type="capsule" size="0.05 0.2" euler="0 45 0"/></body>'
+        "</worldbody></mujoco>")
+    qpos = np.array([[0.0, 0.0, 0.5, 1.0, 0.0, 0.0, 0.0]])
+    low, body = edit.lowest_points(model, qpos, [0])
+    assert low[0] == pytest.approx(0.5 - 0.2 * np.sqrt(0.5) - 0.05, abs=1e-6) and body[0] == 1
