@@ -11,7 +11,9 @@
    get the file's back; once it stands, a slow or short step response lowers a kd above what TARGET_DAMPING needs
    (the file's joint damping counted), else raises that trained group's kp up to the rule's kp at most (held
    groups never step: never raised for it). A file's own servos (``actuators="file"``) become actuator groups only
-   when a gain has to change.
+   when a gain has to change. A group left as it was that held the same values as a changed group of its joints'
+   mirror twins takes that change too (a draft gives a joint whose actuator is missing a group of its own at its
+   twin's values): left and right stay alike.
 2. Solver settings, cheapest first: the iterations of ITERATION_LADDER at the contact model the spec runs (the
    robot file's cone and impratio unless the spec sets them); only if none passes, the other cone (a pyramidal
    cone at impratio 1: MuJoCo advises against a high impratio with it), said in one line with the reason. Each
@@ -59,6 +61,7 @@ from envs.robot_check.trials import Standing, quiet_mujoco_warnings
 from envs.robot_check.verdict import SCREEN_ROLLOUTS, converged_standing, evaluate, judged_standing
 from envs.robots.patterns import covering_regex
 from envs.robots.resolved import ResolvedRobot
+from envs.robots.sides import twins
 from envs.robots.spec import ActuatorGroup, RobotSpec
 from envs.scenes.assemble import build
 from envs.scenes.options import SceneOptions
@@ -155,7 +158,7 @@ def _gains(spec: RobotSpec, scene: SceneOptions, seconds: float, out: FixResult)
         changed = _adjust(spec, robot, stand, steps, out)
         if changed is None:
             break
-        spec = changed
+        spec = _mirror_kept(as_groups(spec, robot), changed, robot, out)
     return dataclasses.replace(spec, sim=dataclasses.replace(spec.sim, iterations=solver.iterations,
                                                             ls_iterations=solver.ls_iterations))
 
@@ -182,6 +185,29 @@ def _adjust(spec: RobotSpec, robot: ResolvedRobot, stand: Standing, steps: list[
         out.changes.append(f"contact settings: the robot file's ({file.text()}) instead of {now.text()}: {why}")
         return dataclasses.replace(spec, sim=dataclasses.replace(spec.sim, cone=None, impratio=None))
     return _stiffen(spec, robot, stand, steps, out)
+
+
+def _mirror_kept(before: tuple[ActuatorGroup, ...], spec: RobotSpec, robot: ResolvedRobot, out: FixResult
+                 ) -> RobotSpec:
+    """``spec`` after a round's change, with each group that was left as it was, though it held the same values as
+    a changed group of its joints' mirror twins, given that group's new kp and kd: left and right stay alike (a
+    draft keeps a joint whose actuator is missing in a group of its own, at its twin's values)."""
+    if isinstance(spec.actuators, str) or len(spec.actuators) != len(before):
+        return spec
+    groups = list(spec.actuators)
+    names = tuple(robot.joint_names) + tuple(robot.held_joint_names)
+    twin_of = dict(zip(names, twins(names, spec.mirror), strict=True))
+    for old, new in zip(before, spec.actuators, strict=True):
+        if (old.kp, old.kd) == (new.kp, new.kd):
+            continue
+        for i, (o, n) in enumerate(zip(before, spec.actuators, strict=True)):
+            if o is old or n != o or o != dataclasses.replace(old, joints=o.joints):
+                continue
+            if any(re.fullmatch(o.joints, j) and re.fullmatch(new.joints, twin_of[j]) for j in names):
+                groups[i] = dataclasses.replace(o, kp=new.kp, kd=new.kd)
+                out.changes.append(f"{o.joints}: kp {num(o.kp)} -> {num(new.kp)}, kd {num(o.kd)} -> {num(new.kd)} "
+                                   f"(as its mirror twins' group {new.joints}: left and right kept alike)")
+    return dataclasses.replace(spec, actuators=tuple(groups))
 
 
 def _group_index(groups: tuple[ActuatorGroup, ...], joint: str) -> int:

@@ -154,3 +154,50 @@ def test_fix_on_the_unitree_style_draft_stays_in_the_band_and_the_verdict_does_n
     assert result.spec.sim.cone is None and result.spec.sim.impratio is None  # the file's, untouched
     assert any("kd 0.593 -> 0" in c and "joint damping=2" in c for c in result.changes), result.changes
     assert not any("raise kp" in a or "lower kd" in a for a in report["advice"]), report["advice"]
+
+
+def test_a_group_at_its_mirror_twins_values_follows_their_change_and_a_front_rear_split_does_not():
+    """--fix's rounds keep left and right alike (``_mirror_kept``): a lone FL calf group at the values of the group
+    of its twin FR follows that group's raise; front and rear calves split at equal values stay apart (each
+    joint's twin is in its own group)."""
+    from envs.robot_check.fix import _mirror_kept
+
+    legs = ActuatorGroup(".*_(hip|thigh)_joint", kp=23.7, kd=0.593, effort_limit=23.7)
+    lone, rest = (ActuatorGroup(j, kp=45.4, kd=1.14, effort_limit=45.4) for j in ("FL_calf_joint",
+                                                                                    "(FR|RL|RR)_calf_joint"))
+    spec = _go(actuators=(legs, lone, rest))
+    with quiet_mujoco_warnings():
+        robot = build(spec)
+    raised = dataclasses.replace(rest, kp=68.1, kd=1.4)
+    out = FixResult(spec, {})
+    kept = _mirror_kept(spec.actuators, _go(actuators=(legs, lone, raised)), robot, out)
+    assert kept.actuators == (legs, dataclasses.replace(lone, kp=68.1, kd=1.4), raised)
+    assert out.changes == ["FL_calf_joint: kp 45.4 -> 68.1, kd 1.14 -> 1.4 (as its mirror twins' group "
+                           "(FR|RL|RR)_calf_joint: left and right kept alike)"]
+    front, rear = (dataclasses.replace(lone, joints=j) for j in ("F._calf_joint", "R._calf_joint"))
+    split = _go(actuators=(legs, front, dataclasses.replace(rear, kp=68.1, kd=1.4)))
+    assert _mirror_kept((legs, front, rear), split, robot, FixResult(spec, {})) == split
+
+
+@pytest.mark.slow
+def test_fix_on_a_draft_with_a_missing_actuator_reaches_ok_within_the_band(tmp_path):
+    """Issue 46, "What it must show": go_like without the FL calf's motor; the draft gives that joint its twin's
+    values (tests/envs/robots/test_new_robot_guesses.py), and --fix reaches OK with every kp in its band and the
+    lone calf at its twins' gains (the mirror kept)."""
+    text = GO.read_text()
+    line = '    <motor class="knee" name="FL_calf" joint="FL_calf_joint"/>\n'
+    assert line in text
+    text = text.replace(line, "").replace('ctrl="0 0 0 0 0 0 0 0 0 0 0 0"', 'ctrl="0 0 0 0 0 0 0 0 0 0 0"')
+    spec = draft(write(tmp_path, "go.xml", text), "go").spec
+    with quiet_mujoco_warnings():
+        result = fix(spec, SPREAD, rollouts=128)
+    report = result.report
+    assert report["verdict"] == "OK", (report["problems"], report["advice"], result.log)
+    for s in report["step_response"]:
+        b = band(s["effort"], s["armature"])
+        assert b.low <= s["kp"] <= 1.001 * b.high, (s["group"], s["kp"], b.text())
+    assert not isinstance(result.spec.actuators, str)
+    gains = {g.joints: (g.kp, g.kd) for g in result.spec.actuators}
+    (calves,) = [k for k in gains if "FR_calf_joint" in k]
+    assert gains["FL_calf_joint"] == gains[calves], gains  # was 45.4 / 1.14 against its twins' 68.1 / 1.4
+    assert any(c.startswith("FL_calf_joint: kp") and "left and right kept alike" in c for c in result.changes)
