@@ -131,7 +131,10 @@ def test_feet_sliding_standing_still_fail_with_their_own_line_and_fix_keeps_the_
     assert "bound 0.05 m" in line and "keep the file's (leave SimOverrides' cone and impratio unset)" in line, line
     with quiet_mujoco_warnings():
         result = fix(spec, SPREAD, rollouts=128)
-    assert result.report["verdict"] in ("OK", "WARN"), result.report["problems"]
+    assert result.report["verdict"] == "OK", (result.report["problems"], result.report["advice"])
+    for s in result.report["step_response"]:  # within the band (issue 46, "What it must show")
+        b = band(s["effort"], s["armature"])
+        assert b.low <= s["kp"] <= 1.001 * b.high, (s["group"], s["kp"], b.text())
     assert result.spec.sim.cone is None and result.spec.sim.impratio is None, result.spec.sim  # the file's again
     assert any("contact settings: the robot file's (elliptic cone, impratio 100)" in c for c in result.changes)
     assert max(result.report["standing"]["foot_drift"].values()) < 0.05
