@@ -3,6 +3,7 @@
     python -m tools.clip inspect walk.csv --robot menagerie:unitree_g1     # frames, rate, speeds, tilt, feet
     python -m tools.clip trim walk.csv --seconds 2:12 --out walk10.csv     # or --frames 60:361
     python -m tools.clip convert walk.csv --robot menagerie:unitree_g1 --out walk.npz
+    python -m tools.clip convert walk.csv --robot menagerie:unitree_g1 --out walk_mjlab.npz --format mjlab
     python -m tools.clip replay walk.csv --robot menagerie:unitree_g1 --out walk.mp4   # 320x240, MUJOCO_GL=egl
 
 ``--robot``: ``menagerie:NAME[@ENTRY]`` (the drafted spec), ``FILE.py:NAME`` (a ``RobotSpec`` in a robot file),
@@ -156,7 +157,7 @@ def _parser() -> Any:
     sub = p.add_subparsers(dest="command", required=True)
     for name, text in (("inspect", "frames, rate, duration, speeds, first frame's tilt (feet and checks: --robot)"),
                        ("trim", "keep a frame range (--frames A:B) or a time range (--seconds A:B)"),
-                       ("convert", "write the clip in another format (.npz ours, .csv LAFAN1)"),
+                       ("convert", "write the clip in another format (.npz ours or mjlab's, .csv LAFAN1)"),
                        ("replay", "a video of the clip on --robot (MUJOCO_GL=egl offscreen)")):
         c = sub.add_parser(name, help=text, description=text)
         c.add_argument("clip", help="a .csv (LAFAN1) or .npz (legged-mjx or mjlab) clip")
@@ -167,6 +168,10 @@ def _parser() -> Any:
         if name == "trim":
             c.add_argument("--frames", help="A:B, frames A (included) to B (excluded), as a Python slice")
             c.add_argument("--seconds", help="A:B, the frames whose time lies in [A, B] s")
+        if name in ("trim", "convert"):
+            c.add_argument("--format", choices=("ours", "mjlab"), default="ours",
+                           help="a .npz OUT: ours (names its joints) or mjlab's motion format (every body's pose; "
+                                "needs --robot)")
         if name == "replay":
             c.add_argument("--size", default="320x240", help="video width x height (default 320x240)")
             c.add_argument("--fps", type=float, default=30.0, help="video frame rate (default 30)")
@@ -174,6 +179,19 @@ def _parser() -> Any:
                            help="shadows and reflections drawn (full), not (light), or not when a frame costs over "
                                 "0.25 s (auto)")
     return p
+
+
+def _mjlab_model(spec: Any, fmt: str) -> Any:
+    """The robot file's model that mjlab's format needs (None for ours)."""
+    if fmt != "mjlab":
+        return None
+    import mujoco
+
+    from contract.errors import UserError
+
+    if spec is None:
+        raise UserError("--format mjlab needs --robot (mjlab's .npz holds every body's pose, from the robot file)")
+    return mujoco.MjModel.from_xml_path(str(spec.mjcf))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -198,14 +216,14 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "inspect":
             print("\n".join(inspect(clip, spec, args.csv_fps)))
             return 0
-        if args.out.endswith(".npz") and spec is None and _column_count(Path(args.clip)):
+        if args.out.endswith(".npz") and spec is None and args.format == "ours" and _column_count(Path(args.clip)):
             raise UserError(f"--out={args.out}: our .npz names its joints and {args.clip} does not; give --robot "
                             "(its file's joints name the columns)")
         if args.command == "trim":
             first, end = frame_range(clip, args.frames, args.seconds)
             clip = trimmed(clip, first, end)
             print(f"frames {first} to {end - 1} of {args.clip}: {clip.frames} frames = {clip.duration:.3f} s")
-        print(f"wrote {write(clip, args.out)}")
+        print(f"wrote {write(clip, args.out, _mjlab_model(spec, args.format))}")
         return 0
 
     return run_reporting_errors(run, args.debug)

@@ -1,6 +1,7 @@
 """Clips cut and written in the formats ``formats.py`` reads: a frame or time range (Unitree's converter has
 ``--frame_range``), our ``.npz`` and Unitree's LAFAN1 ``.csv`` (base x y z, quaternion x y z w, one angle per
-joint in the clip's joint order: give the robot file's order when it is read back); where a clip stands on its
+joint in the clip's joint order: give the robot file's order when it is read back), mjlab's motion .npz (every
+body's pose, from the robot file's model); where a clip stands on its
 robot's floor (the lowest point of its collision geoms, frame by frame)."""
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import numpy as np
 from contract import motion
 from contract.errors import UserError
 from contract.motion import Clip
+from envs.motion.replay import model_joints, replay
 from envs.robots.draft_pose import lowest_point
 
 
@@ -51,18 +53,37 @@ def trimmed(clip: Clip, first: int, end: int) -> Clip:
                 clip.joint_pos[first:end], clip.name)
 
 
-def write(clip: Clip, path: str | Path) -> Path:
-    """``clip`` as ``path``'s suffix says: ``.npz`` (ours) or ``.csv`` (LAFAN1); one line for another suffix."""
+def write(clip: Clip, path: str | Path, mjlab: mujoco.MjModel | None = None) -> Path:
+    """``clip`` as ``path``'s suffix says: ``.npz`` (ours; mjlab's motion format with ``mjlab``, the robot file's
+    model) or ``.csv`` (LAFAN1); one line for another suffix."""
     path = Path(path)
+    if path.suffix == ".npz" and mjlab is not None:
+        return _write_mjlab(clip, path, mjlab)
     if path.suffix == ".npz":
         return motion.save(clip, path)
-    if path.suffix == ".csv":
+    if path.suffix == ".csv" and mjlab is None:
         rows = np.concatenate([clip.base_pos, clip.base_quat[:, [1, 2, 3, 0]], clip.joint_pos], axis=1)
         path.parent.mkdir(parents=True, exist_ok=True)
         np.savetxt(path, rows, delimiter=",", fmt="%.9g")
         return path
-    raise UserError(f"--out={path} is not allowed; expected a file name ending in .npz (legged-mjx) or .csv "
-                    "(LAFAN1); mjlab's .npz holds every body's pose and is not written here")
+    raise UserError(f"--out={path} is not allowed; expected a file name ending in .npz (legged-mjx, or mjlab's "
+                    "with --format mjlab) or .csv (LAFAN1)")
+
+
+def _write_mjlab(clip: Clip, path: Path, model: mujoco.MjModel) -> Path:
+    """mjlab's motion .npz (``formats.py`` reads it back): ``fps [1]``, ``joint_pos`` / ``joint_vel [T, J]`` in the
+    file's joint order, ``body_pos_w`` / ``body_quat_w`` (w x y z) / ``body_lin_vel_w`` / ``body_ang_vel_w
+    [T, B, 3|4]`` of every body of the robot in the file's order, body 0 the floating base (velocities by finite
+    differences, ``replay.py``)."""
+    where = f"motion clip {clip.name}"
+    ref = replay(model, clip, tuple(range(1, model.nbody)), where)
+    _, joints = model_joints(model, where)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as f:
+        np.savez(f, fps=np.array([clip.fps]), joint_pos=ref.qpos[:, model.jnt_qposadr[joints]],
+                 joint_vel=ref.qvel[:, model.jnt_dofadr[joints]], body_pos_w=ref.body_pos, body_quat_w=ref.body_quat,
+                 body_lin_vel_w=ref.body_lin_vel, body_ang_vel_w=ref.body_ang_vel)
+    return path
 
 
 def lowest_points(model: mujoco.MjModel, qpos: np.ndarray, geoms: list[int]) -> tuple[np.ndarray, np.ndarray]:

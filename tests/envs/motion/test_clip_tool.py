@@ -63,6 +63,29 @@ def test_inspect_trim_and_convert_a_lafan1_csv(root, tmp_path):
     assert np.allclose(np.loadtxt(back, delimiter=","), rows, atol=1e-8)
 
 
+def test_convert_to_mjlabs_motion_format_and_back(root, tmp_path):
+    """Issue 47: convert between the formats read; mjlab's .npz (every body's pose from the robot file) is written
+    too, and read back to the same clip."""
+    import mujoco
+
+    rows = lafan1_rows()
+    walk = write_csv(tmp_path / "walk.csv", rows)
+    out = tmp_path / "walk_mjlab.npz"
+    done = _tool(root, "convert", str(walk), "--robot", "menagerie:unitree_g1", "--out", str(out), "--format", "mjlab")
+    assert done.returncode == 0, done.stderr
+    nbody = mujoco.MjModel.from_xml_string(g1_like_xml()).nbody
+    with np.load(out) as z:
+        assert z["body_pos_w"].shape == (61, nbody - 1, 3) and z["joint_vel"].shape == (61, 29)
+        assert np.allclose(z["body_pos_w"][:, 0], rows[:, :3]) and float(z["fps"][0]) == 30.0
+    clip = formats.load(out, G1_JOINTS)  # mjlab's reader: body 0 the base, joints in the file's order
+    assert np.allclose(clip.joint_pos, rows[:, 7:]) and np.allclose(clip.base_quat, rows[:, [6, 3, 4, 5]])
+    back = tmp_path / "back.csv"
+    assert _tool(root, "convert", str(out), "--robot", "menagerie:unitree_g1", "--out", str(back)).returncode == 0
+    assert np.allclose(np.loadtxt(back, delimiter=","), rows, atol=1e-8)
+    bare = _tool(root, "convert", str(walk), "--out", str(out), "--format", "mjlab")
+    assert bare.returncode == 2 and "--format mjlab needs --robot" in bare.stderr, bare.stderr
+
+
 def test_inspect_names_a_mixed_up_quaternion_and_errors_are_one_line(root, tmp_path):
     rows = lafan1_rows()
     rows[:, 3:7] = rows[:, [6, 3, 4, 5]]  # w x y z where x y z w belongs
