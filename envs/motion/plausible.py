@@ -66,14 +66,14 @@ def facts(clip: Clip) -> Facts:
                  float(np.linalg.norm(rates.base_lin_vel, axis=1).max()))
 
 
-def check_rate(clip: Clip, where: str, csv_fps: float) -> None:
+def check_rate(clip: Clip, where: str, csv_fps: float, fps_key: str = "env.csv_fps") -> None:
     """One line for a frame rate outside ``FPS_RANGE`` (before resampling: 0.001 fps would make millions of
-    frames)."""
+    frames); ``fps_key``: the setting of a .csv clip's frame rate."""
     lo, hi = FPS_RANGE
     if not lo <= clip.fps <= hi:
         raise UserError(f"{where}: {clip.fps:g} frames/s ({clip.frames} frames = {clip.duration:.4g} s) is not a "
                         f"motion capture rate ({lo:g} to {hi:g}); the frame rate is likely wrong (a .csv clip's is "
-                        f"env.csv_fps={csv_fps:g}; Unitree's LAFAN1 files are 30)")
+                        f"{fps_key}={csv_fps:g}; Unitree's LAFAN1 files are 30)")
 
 
 def joint_ranges(robot: ResolvedRobot, names: tuple[str, ...]) -> dict[str, tuple[float, float]]:
@@ -90,17 +90,17 @@ def speed_limits(robot: ResolvedRobot) -> dict[str, float]:
 
 
 def check(clip: Clip, where: str, ranges: Mapping[str, tuple[float, float]], speed_limits: Mapping[str, float],
-          csv_fps: float, off: str = CHECKS_OFF) -> None:
+          csv_fps: float, off: str = CHECKS_OFF, fps_key: str = "env.csv_fps") -> None:
     """One line for the first implausible property of ``clip`` (module docstring); ``ranges``: joint -> (low,
     high) for the limited joints; ``speed_limits``: joint -> rad/s (inf: none given); ``off``: the line's way to
-    train on it anyway."""
-    check_rate(clip, where, csv_fps)
+    train on it anyway; ``fps_key``: the setting of a .csv clip's frame rate."""
+    check_rate(clip, where, csv_fps, fps_key)
     f = facts(clip)
     if f.tilt > TILT_BOUND:
         raise UserError(f"{where}: the first frame's base is tilted {math.degrees(f.tilt):.0f} degrees from upright "
                         f"(quaternion {np.round(clip.base_quat[0], 3).tolist()} as w x y z); likely a w x y z / "
                         f"x y z w mix-up (a LAFAN1 .csv holds x y z w, an npz w x y z); {off}")
-    rate = f"the frame rate is likely wrong ({clip.fps:g} frames/s; a .csv clip's is env.csv_fps={csv_fps:g}, " \
+    rate = f"the frame rate is likely wrong ({clip.fps:g} frames/s; a .csv clip's is {fps_key}={csv_fps:g}, " \
            "Unitree's LAFAN1 files are 30)"
     if f.base_speed > HUMAN_BASE_SPEED:
         raise UserError(f"{where}: the base moves at up to {f.base_speed:.1f} m/s, faster than any human "

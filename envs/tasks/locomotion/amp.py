@@ -86,7 +86,7 @@ class AmpReference:
     """The reference transitions of ``clips`` for ``robot`` at the control rate ``fps``."""
 
     def __init__(self, clips: tuple[str, ...], rb: ResolvedRobot, fps: float, amp_obs: AmpObservation,
-                 device: torch.device, check: bool = True):
+                 device: torch.device, check: bool = True, csv_fps: float = formats.LAFAN1_FPS):
         _, joints = model_joints(rb.model, f"robot {rb.spec.name}")
         model_order = tuple(rb.model.joint(j).name for j in joints)
         file_order = file_joints(rb.spec.mjcf)
@@ -94,10 +94,10 @@ class AmpReference:
         firsts, nexts = [], []
         for source in clips:
             where = f"env.amp_clips entry {source}"
-            clip = without_welded(formats.load(source, file_order), welded, rb.spec.name, where)
+            clip = without_welded(formats.load(source, file_order, csv_fps), welded, rb.spec.name, where)
             if check:
                 plausible.check(clip, where, plausible.joint_ranges(rb, model_order), plausible.speed_limits(rb),
-                                formats.LAFAN1_FPS, CHECKS_OFF)
+                                csv_fps, CHECKS_OFF, "env.amp_csv_fps")
             clip = resample(clip, fps)
             ref = replay(rb.model, clip, (), where)
             obs = amp_obs(torch.tensor(ref.qpos, dtype=torch.float32, device=device),

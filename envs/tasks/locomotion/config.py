@@ -287,6 +287,8 @@ class LocomotionEnvConfig(MujocoEnvConfig):
     """Motion clips (.npz, or .csv of the LAFAN1 retargeting) whose transitions are the reference of adversarial
     motion priors (algorithm.name=amp; docs/motion.md): the env then offers its AMP observation (joints, base height
     and velocities in the heading frame, gravity, feet relative to the base). Empty: no AMP."""
+    amp_csv_fps: float = 30.0
+    """Frame rate of the .csv clips of ``amp_clips`` (Unitree's LAFAN1 retargeting: 30)."""
     amp_check_clips: bool = True
     """Refuse an implausible AMP clip in one line before training (``envs/motion/plausible.py``: the first frame
     tilted as by a w x y z / x y z w mix-up, a wrong frame rate, joints out of range); false uses it anyway."""

@@ -238,7 +238,7 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
         """Satisfy ``rl_core.env_api.MotionPrior`` (instance attributes) with the clips of ``env.amp_clips``."""
         observe = amp.AmpObservation(self.robot, self.default_joint_pos, self.device)
         reference = amp.AmpReference(self.cfg.amp_clips, self.robot, 1.0 / self.dt, observe, self.device,
-                                       self.cfg.amp_check_clips)
+                                       self.cfg.amp_check_clips, self.cfg.amp_csv_fps)
         self.amp = observe
         self.amp_obs_dim = observe.dim
         """Width of the AMP observation."""

@@ -103,3 +103,16 @@ def test_amp_clip_paths_in_a_robot_file_are_relative_to_its_folder(tmp_path, mon
     cfg = dataclasses.replace(get_task("robot/q.py:flat").default_config().env, num_envs=2, backend="native")
     with pytest.raises(UserError, match=f"looked at {folder.resolve() / 'trot.npz'}"):
         get_task("robot/q.py:flat").make_env(cfg, torch.device("cpu"))
+
+
+def test_the_frame_rate_of_an_amp_csv_is_a_setting_and_a_wrong_one_names_it(g1, tmp_path):
+    path = tmp_path / "walk.csv"
+    np.savetxt(path, lafan1_rows(), delimiter=",", fmt="%.9f")  # 61 frames: 2 s at 30 fps, 4 s at 15
+    sizes = []
+    for fps in (30.0, 15.0):
+        env = _env(g1, path, amp_csv_fps=fps)
+        sizes.append(env.amp_reference.__self__.first.shape[0])  # type: ignore[attr-defined]
+        env.close()
+    assert sizes[1] == pytest.approx(2 * sizes[0], abs=2), sizes  # control-rate transitions of a 2x longer clip
+    with pytest.raises(UserError, match=r"the frame rate is likely wrong \(a \.csv clip's is env\.amp_csv_fps=0\.001"):
+        _env(g1, path, amp_csv_fps=0.001)
