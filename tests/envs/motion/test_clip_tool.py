@@ -1,6 +1,6 @@
-"""``python -m tools.clip`` (issue 47, item 8): inspect, trim and convert a LAFAN1 CSV of the G1-style humanoid
-written here, served by name through ``MENAGERIE_ROOT``; one-line refusals. The tool runs as a child process with a
-time limit (tests do not import tools)."""
+"""``python -m tools.clip`` (issue 47, item 8): inspect, trim, convert and replay a LAFAN1 CSV of the G1-style
+humanoid written here, served by name through ``MENAGERIE_ROOT``; one-line refusals. The tool runs as a child
+process with a time limit (tests do not import tools)."""
 
 from __future__ import annotations
 
@@ -121,3 +121,18 @@ def test_the_lowest_point_of_a_tilted_capsule_is_exact_not_its_boxs_corner():
     qpos = np.array([[0.0, 0.0, 0.5, 1.0, 0.0, 0.0, 0.0]])
     low, body = edit.lowest_points(model, qpos, [0])
     assert low[0] == pytest.approx(0.5 - 0.2 * np.sqrt(0.5) - 0.05, abs=1e-6) and body[0] == 1
+
+
+def test_replay_writes_a_video_of_the_clip_on_the_robot(root, tmp_path):
+    """``replay`` (issue 47, the clip command): the clip on the served G1-style robot, offscreen (MUJOCO_GL=egl, a
+    software renderer on a CPU), drawn light: a video of the clip's frames that is not blank."""
+    import imageio.v2 as imageio
+
+    walk = write_csv(tmp_path / "walk.csv", lafan1_rows(frames=10))
+    out = tmp_path / "walk.mp4"
+    done = _tool(root, "replay", str(walk), "--robot", "menagerie:unitree_g1", "--out", str(out), "--size", "96x64",
+                 "--quality", "light")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1].startswith(f"wrote {out}: 10 frames at 30 fps, 96x64, "), done.stdout
+    frames = imageio.mimread(out)
+    assert len(frames) == 10 and frames[0].shape[:2] == (64, 96) and frames[0].std() > 5.0
