@@ -26,10 +26,11 @@ from envs.robots.spec_source import write_atomic
 
 REVIEWED = Path(__file__).with_name("menagerie_robots")
 """Reviewed spec files by robot name (none shipped yet)."""
-FIX_VERSION = 6
+FIX_VERSION = 7
 """Bumped when the draft or the search changes what they find: older cache entries are searched again (5: held joints
 drafted and kept at the holding rule's kp, ``envs/robots/draft_gains.py`` HOLD; 6: held joints' kd critically damps
-the inertia they carry, HOLD_DAMPING)."""
+the inertia they carry, HOLD_DAMPING; 7: ``--fix`` gives a group its mirror twins' new values, so a joint whose
+actuator the file lacks ends as its twins do)."""
 
 
 def cache_dir() -> Path:
