@@ -140,12 +140,8 @@ def test_feet_sliding_standing_still_fail_with_their_own_line_and_fix_keeps_the_
     assert max(result.report["standing"]["foot_drift"].values()) < 0.05
 
 
-@pytest.mark.slow
-def test_fix_on_the_unitree_style_draft_stays_in_the_band_and_the_verdict_does_not_argue_with_it():
-    """The drafted go_like (Menagerie's Go2 as it comes: motors, joint damping 2, elliptic cone / impratio 100):
-    --fix lowers the hips' needless kd, keeps the file's contact model, every kp in its band; the final verdict
-    advises neither "raise kp" nor "lower kd" against what --fix set (issue 46, points 1-5)."""
-    spec = _go()
+def _fixed_in_band(spec):
+    """``fix`` over 128 rollouts, its verdict OK and every kp in its motor's band."""
     with quiet_mujoco_warnings():
         result = fix(spec, SPREAD, rollouts=128)
     report = result.report
@@ -153,6 +149,17 @@ def test_fix_on_the_unitree_style_draft_stays_in_the_band_and_the_verdict_does_n
     for s in report["step_response"]:
         b = band(s["effort"], s["armature"])
         assert b.low <= s["kp"] <= 1.001 * b.high, (s["group"], s["kp"], b.text())
+    return result
+
+
+@pytest.mark.slow
+def test_fix_on_the_unitree_style_draft_stays_in_the_band_and_the_verdict_does_not_argue_with_it():
+    """The drafted go_like (Menagerie's Go2 as it comes: motors, joint damping 2, elliptic cone / impratio 100):
+    --fix lowers the hips' needless kd, keeps the file's contact model, every kp in its band; the final verdict
+    advises neither "raise kp" nor "lower kd" against what --fix set (issue 46, points 1-5)."""
+    spec = _go()
+    result = _fixed_in_band(spec)
+    report = result.report
     assert report["solver"]["cone"] == "elliptic" and report["solver"]["impratio"] == 100.0
     assert result.spec.sim.cone is None and result.spec.sim.impratio is None  # the file's, untouched
     assert any("kd 0.593 -> 0" in c and "joint damping=2" in c for c in result.changes), result.changes
@@ -192,13 +199,7 @@ def test_fix_on_a_draft_with_a_missing_actuator_reaches_ok_within_the_band(tmp_p
     assert line in text
     text = text.replace(line, "").replace('ctrl="0 0 0 0 0 0 0 0 0 0 0 0"', 'ctrl="0 0 0 0 0 0 0 0 0 0 0"')
     spec = draft(write(tmp_path, "go.xml", text), "go").spec
-    with quiet_mujoco_warnings():
-        result = fix(spec, SPREAD, rollouts=128)
-    report = result.report
-    assert report["verdict"] == "OK", (report["problems"], report["advice"], result.log)
-    for s in report["step_response"]:
-        b = band(s["effort"], s["armature"])
-        assert b.low <= s["kp"] <= 1.001 * b.high, (s["group"], s["kp"], b.text())
+    result = _fixed_in_band(spec)
     assert not isinstance(result.spec.actuators, str)
     gains = {g.joints: (g.kp, g.kd) for g in result.spec.actuators}
     (calves,) = [k for k in gains if "FR_calf_joint" in k]
