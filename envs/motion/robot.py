@@ -15,8 +15,10 @@ from pathlib import Path
 from typing import Literal
 
 import mujoco
+import numpy as np
 
 from contract.errors import UserError
+from contract.motion import Clip
 from envs.robots.resolved import ResolvedRobot
 from envs.robots.spec import ActuatorGroup, Pose, RobotSpec, WeldedJoints
 from envs.scenes.assemble import build
@@ -60,6 +62,25 @@ def welded_names(spec: RobotSpec, names: tuple[str, ...]) -> dict[str, float]:
     """The joints ``spec`` welds among the file's ``names``, with their welded angle."""
     return {n: _angle(n, w.pose, f"robot {spec.name}: welded {w.joints!r} pose")
             for w in spec.welded for n in matching(w.joints, names)}
+
+
+MOVE_TOL = 1e-3
+"""A welded joint's clip column within this of its welded angle (rad) is held there: the clip does not move it."""
+
+
+def moved_welded(clip: Clip, welded: dict[str, float]) -> list[str]:
+    """The joints among ``welded`` (name -> welded angle) that ``clip`` moves away from their welded angle."""
+    return [n for k, n in enumerate(clip.joint_names)
+            if n in welded and float(np.abs(clip.joint_pos[:, k] - welded[n]).max()) > MOVE_TOL]
+
+
+def drop_welded(clip: Clip, welded: dict[str, float]) -> Clip:
+    """``clip`` without the columns of the ``welded`` joints (a file's clip names every joint, welded ones too)."""
+    keep = [k for k, n in enumerate(clip.joint_names) if n not in welded]
+    if len(keep) == len(clip.joint_names):
+        return clip
+    return dataclasses.replace(clip, joint_names=tuple(clip.joint_names[k] for k in keep),
+                               joint_pos=clip.joint_pos[:, keep])
 
 
 def every_joint_trained(spec: RobotSpec, release: tuple[str, ...] = ()) -> RobotSpec:

@@ -16,9 +16,6 @@ line when the clip moves them: the robot cannot). Each clip passes ``envs/motion
 
 from __future__ import annotations
 
-import dataclasses
-
-import numpy as np
 import torch
 
 from contract.errors import UserError
@@ -27,29 +24,20 @@ from envs.motion import formats, plausible
 from envs.motion.kinematics import TreeKinematics, quat_to_matrix, yaw_rotation
 from envs.motion.replay import model_joints, replay
 from envs.motion.resample import resample
-from envs.motion.robot import file_joints, welded_names
+from envs.motion.robot import drop_welded, file_joints, moved_welded, welded_names
 from envs.robots.resolved import ResolvedRobot
 
 CHECKS_OFF = "env.amp_check_clips=false uses it anyway"
 """How the plausibility lines of an AMP clip say to use it anyway."""
-MOVE_TOL = 1e-3
-"""A welded joint's column within this of its welded angle (rad) is not moved by the clip."""
-
-
 def without_welded(clip: Clip, welded: dict[str, float], robot: str, where: str) -> Clip:
     """``clip`` without the columns of ``robot``'s ``welded`` joints (name -> welded angle); one printed line when
     the clip moves some of them (the robot cannot follow them; the AMP observation does not see them)."""
-    keep = [k for k, n in enumerate(clip.joint_names) if n not in welded]
-    if len(keep) == len(clip.joint_names):
-        return clip
-    moved = [n for k, n in enumerate(clip.joint_names)
-             if n in welded and float(np.abs(clip.joint_pos[:, k] - welded[n]).max()) > MOVE_TOL]
+    moved = moved_welded(clip, welded)
     if moved:
         print(f"{where}: the clip moves {len(moved)} joint(s) that robot {robot}'s spec welds ({', '.join(moved)}): "
               "left out of the AMP reference (the robot cannot move them; release them: remove them from the spec's "
               "welded=...)")
-    return dataclasses.replace(clip, joint_names=tuple(clip.joint_names[k] for k in keep),
-                               joint_pos=clip.joint_pos[:, keep])
+    return drop_welded(clip, welded)
 
 
 class AmpObservation:

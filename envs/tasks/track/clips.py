@@ -9,10 +9,7 @@ one it moves is a one-line error saying how to release it (``env.release_welded`
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
-
-import numpy as np
 
 from contract.errors import UserError
 from contract.motion import Clip, digest
@@ -20,7 +17,7 @@ from envs.motion import formats, plausible
 from envs.motion.keyframes import PRESETS, make_clip
 from envs.motion.replay import model_joints
 from envs.motion.resample import resample
-from envs.motion.robot import file_joints, welded_names
+from envs.motion.robot import drop_welded, file_joints, moved_welded, welded_names
 from envs.robots.resolved import ResolvedRobot
 
 KEYFRAMES = "keyframes:"
@@ -69,16 +66,6 @@ def load_clips(sources: tuple[str, ...], robot: ResolvedRobot, fps: float, csv_f
     return out
 
 
-MOVE_TOL = 1e-3
-"""A welded joint's clip column within this of its welded angle (rad) is held there: the clip does not move it."""
-
-
-def moved_welded(clip: Clip, welded: dict[str, float]) -> list[str]:
-    """The joints among ``welded`` (name -> welded angle) that ``clip`` moves away from their welded angle."""
-    return [n for k, n in enumerate(clip.joint_names)
-            if n in welded and float(np.abs(clip.joint_pos[:, k] - welded[n]).max()) > MOVE_TOL]
-
-
 def without_welded(clip: Clip, welded: dict[str, float], robot: str, where: str) -> Clip:
     """``clip`` without the columns of the robot's ``welded`` joints it holds at their welded angle; one line for
     welded joints it moves."""
@@ -87,8 +74,4 @@ def without_welded(clip: Clip, welded: dict[str, float], robot: str, where: str)
         raise UserError(f"{where}: the clip moves {len(moved)} joint(s) that robot {robot}'s spec welds "
                         f"({', '.join(moved)}); release them: env.release_welded=true trains them, or remove them "
                         "from the spec's welded=... (python -m tools.new_robot welds hand / wrist / finger joints)")
-    keep = [k for k, n in enumerate(clip.joint_names) if n not in welded]
-    if len(keep) == len(clip.joint_names):
-        return clip
-    return dataclasses.replace(clip, joint_names=tuple(clip.joint_names[k] for k in keep),
-                               joint_pos=clip.joint_pos[:, keep])
+    return drop_welded(clip, welded)

@@ -15,10 +15,10 @@ from __future__ import annotations
 import re
 
 from envs.motion import formats
-from envs.motion.robot import build_tracking, file_joints, welded_names
+from envs.motion.robot import build_tracking, file_joints, moved_welded, welded_names
 from envs.robots.resolved import ResolvedRobot
 from envs.robots.spec import RobotSpec
-from envs.tasks.track.clips import KEYFRAMES, moved_welded
+from envs.tasks.track.clips import KEYFRAMES
 from envs.tasks.track.config import TrackEnvConfig
 
 TORSO = "torso_link"
