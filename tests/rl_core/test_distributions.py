@@ -74,7 +74,9 @@ def test_squashed_log_prob_matches_torch_transformed_distribution():
     from torch.distributions import AffineTransform, Independent, TanhTransform, TransformedDistribution
 
     head = _squashed()
-    mean = torch.randn(6, 2) * 1.5
+    # a fixed draw: from the global generator, the test's outcome hung on the tests run before it in the process,
+    # and a mean far in tanh's tail loses the reference's precision (atanh of an action next to a bound)
+    mean = torch.randn(6, 2, generator=torch.Generator().manual_seed(1)) * 1.5
     params = head.params(mean)
     u = head.sample(params, torch.Generator().manual_seed(0))
     ref = TransformedDistribution(Independent(Normal(mean, torch.full_like(mean, 0.8)), 1),

@@ -23,6 +23,7 @@ from envs.robots.quadruped import QUADRUPED
 from envs.tasks.locomotion import LocomotionEnv
 from rl_core.config_io import dump_yaml
 from rl_core.runner import OnPolicyRunner
+from tests import warm_python
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +107,7 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 def keyframe_tool(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tools.keyframe_clip", *args], cwd=ROOT, capture_output=True,
+    return warm_python.run([sys.executable, "-m", "tools.keyframe_clip", *args], cwd=ROOT, capture_output=True,
                           text=True, timeout=120)
 
 
