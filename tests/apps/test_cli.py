@@ -1,12 +1,12 @@
 """train.py: bad input gives one clear line on stderr and exit status 2 before any work; help lists fields."""
 
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 import train
-from tests import warm_python
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -59,7 +59,7 @@ def test_corrupt_checkpoint_is_one_line(capsys, tmp_path):
 
 
 def test_subprocess_exit_status_and_no_traceback(tmp_path):
-    p = warm_python.run([sys.executable, str(ROOT / "train.py"), "--task", "CartPole-v1", "algorithm.gamma=2"],
+    p = subprocess.run([sys.executable, str(ROOT / "train.py"), "--task", "CartPole-v1", "algorithm.gamma=2"],
                        cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert p.returncode == 2
     assert p.stderr.strip() == "error: config error: algorithm.gamma=2.0 is not allowed; expected a number in (0, 1]"

@@ -10,6 +10,7 @@ import math
 import random
 import re
 import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -36,7 +37,6 @@ from rl_core import checkpoint as ckpt
 from rl_core.config import AlgorithmConfig
 from rl_core.ppo import ppo_loss
 from rl_core.runner import OnPolicyRunner
-from tests import warm_python
 from tests.helpers import make_runner, tiny_cartpole
 from tests.rl_core.test_ppo import make_batch, policy_of
 
@@ -252,7 +252,7 @@ def test_sigkill_at_random_moments_loses_at_most_one_save_interval(tmp_path):
             steps |= {e.step for e in acc.Scalars("Loss/value")}
     assert max(steps) >= r["env_steps"]
     # A last, uninterrupted resume finishes and clears the temporary files that killed saves left.
-    proc = warm_python.run([sys.executable, str(ROOT / "train.py"), "--resume", str(run), "--quiet", "--max-iterations",
+    proc = subprocess.run([sys.executable, str(ROOT / "train.py"), "--resume", str(run), "--quiet", "--max-iterations",
                            str(r["checkpoint"] + 1)], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert ckpt.load_newest(run)[1]["iteration"] == r["checkpoint"] + 1
@@ -339,7 +339,7 @@ def test_play_keeps_the_metrics_when_the_json_cannot_be_written(cli_checkpoint, 
     blocker = tmp_path / "a_file"
     blocker.write_text("")
     root = Path(__file__).resolve().parents[2]
-    r = warm_python.run([sys.executable, str(root / "play.py"), "--checkpoint", str(cli_checkpoint), "--episodes", "2",
+    r = subprocess.run([sys.executable, str(root / "play.py"), "--checkpoint", str(cli_checkpoint), "--episodes", "2",
                         "--json", str(blocker / "m.json")], capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert r.returncode == 2 and r.stderr.strip().count("\n") == 0 and "could not be written" in r.stderr, r.stderr
     assert '"mean_episode_return"' in r.stdout  # the evaluation is on screen, not lost

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -15,7 +16,6 @@ from envs.robots.quadruped import QUADRUPED
 from envs.tasks.locomotion import LocomotionEnv
 from rl_core.config_io import dump_yaml
 from rl_core.runner import OnPolicyRunner
-from tests import warm_python
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -38,7 +38,7 @@ def checkpoint(tmp_path_factory):
 def test_play_writes_locomotion_metrics_video_and_gait_plot(checkpoint, tmp_path):
     out = tmp_path / "walk.mp4"
     env = {**os.environ, "MUJOCO_GL": os.environ.get("MUJOCO_GL", "egl")}
-    proc = warm_python.run([sys.executable, str(ROOT / "play.py"), "--checkpoint", str(checkpoint), "--episodes", "4",
+    proc = subprocess.run([sys.executable, str(ROOT / "play.py"), "--checkpoint", str(checkpoint), "--episodes", "4",
                            "--video", str(out), "--video-seconds", "1", "--json", str(tmp_path / "m.json")],
                           capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr
@@ -77,7 +77,7 @@ def test_play_writes_locomotion_metrics_video_and_gait_plot(checkpoint, tmp_path
 
 def test_export_and_sim2sim_from_the_command_line(checkpoint, tmp_path):
     onnx_file = tmp_path / "policy.onnx"
-    proc = warm_python.run([sys.executable, str(ROOT / "play.py"), "--checkpoint", str(checkpoint), "--episodes", "2",
+    proc = subprocess.run([sys.executable, str(ROOT / "play.py"), "--checkpoint", str(checkpoint), "--episodes", "2",
                            "--export-onnx", str(onnx_file), "--sim2sim", str(onnx_file),
                            "--json", str(tmp_path / "m.json")],
                           capture_output=True, text=True, timeout=300)
@@ -91,7 +91,7 @@ def test_export_and_sim2sim_from_the_command_line(checkpoint, tmp_path):
 
 
 def test_checkpoint_of_another_task_is_one_line(checkpoint):
-    proc = warm_python.run([sys.executable, str(ROOT / "play.py"), "--checkpoint", str(checkpoint),
+    proc = subprocess.run([sys.executable, str(ROOT / "play.py"), "--checkpoint", str(checkpoint),
                            "--task", "CartPole-v1"],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -14,7 +15,6 @@ import pytest
 from configs.catalog import get_task
 from rl_core.config_io import dump_yaml
 from rl_core.runner import OnPolicyRunner
-from tests import warm_python
 from tests.apps import test_play
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -86,7 +86,7 @@ def test_flat_policy_on_terrain_with_video(flat_run, tmp_path):
     headless GL backend is chosen before MuJoCo is imported)."""
     video = tmp_path / "slope.mp4"
     env = {**os.environ, "MUJOCO_GL": os.environ.get("MUJOCO_GL", "egl")}
-    proc = warm_python.run([sys.executable, str(ROOT / "play.py"), "--checkpoint", str(flat_run), "--terrain",
+    proc = subprocess.run([sys.executable, str(ROOT / "play.py"), "--checkpoint", str(flat_run), "--terrain",
                            "slope_up", "--level", "3", "--episodes", "1", "--video", str(video), "--video-seconds",
                            "0.5", "--json", str(tmp_path / "m.json")], capture_output=True, text=True, env=env,
                           timeout=300)
@@ -139,7 +139,7 @@ def test_terrain_table_tool(rough_run, tmp_path):
     """tools/terrain_table.py: a row per checkpoint, success per type and level, JSON and markdown (a subprocess:
     tests do not import tools/)."""
     out_json, out_md = tmp_path / "t.json", tmp_path / "t.md"
-    proc = warm_python.run([sys.executable, "-m", "tools.terrain_table", "--checkpoint", str(rough_run), "--episodes",
+    proc = subprocess.run([sys.executable, "-m", "tools.terrain_table", "--checkpoint", str(rough_run), "--episodes",
                            "2", "--types", "stairs_up", "--levels", "5", "--json", str(out_json), "--markdown",
                            str(out_md)], capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert proc.returncode == 0, proc.stderr
@@ -153,7 +153,7 @@ def test_terrain_table_tool(rough_run, tmp_path):
     assert row["max_level"]["stairs_up"] == (5 if cell["success"] >= 0.8 else None)
     table = out_md.read_text()
     assert "| checkpoint | stairs_up |" in table and "| 5 |" in table and table in proc.stdout
-    proc = warm_python.run([sys.executable, "-m", "tools.terrain_table", "--checkpoint", str(rough_run), "--types",
+    proc = subprocess.run([sys.executable, "-m", "tools.terrain_table", "--checkpoint", str(rough_run), "--types",
                            "stairs"], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert proc.returncode == 2
     assert proc.stderr.strip() == f"error: --types: stairs is not allowed; expected tile types among {TYPES}"

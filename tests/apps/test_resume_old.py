@@ -8,13 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from tests import warm_python
-
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def resume_old(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return warm_python.run([sys.executable, "-m", "tools.experiments.resume_old", *args], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "tools.experiments.resume_old", *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=timeout)
 
 

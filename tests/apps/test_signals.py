@@ -34,7 +34,6 @@ from fault_injection.signals import (
     torchrun_sigterm_round,
 )
 from rl_core import checkpoint as ckpt
-from tests import warm_python
 
 CARTPOLE = ["--task", "CartPole-v1", "--num-envs", "4", "--quiet", "runner.num_steps_per_env=8"]
 VOLATILE = ("wall_time_s", "checksum")
@@ -71,7 +70,7 @@ def test_sigint_ignored_at_start_as_under_nohup_still_stops_cleanly(tmp_path):
     default disposition: tests/apps/test_faults.py::test_sigint_saves_a_final_checkpoint_and_exits_cleanly.)"""
     probe = [sys.executable, "-c", "import signal; print(signal.getsignal(signal.SIGINT) == signal.SIG_IGN)"]
     for disposition, ignored in (("ignored", "True"), ("default", "False")):  # what the children start with
-        out = warm_python.run(with_sigint(probe, disposition), capture_output=True, text=True, timeout=60).stdout
+        out = subprocess.run(with_sigint(probe, disposition), capture_output=True, text=True, timeout=60).stdout
         assert out.strip() == ignored, (disposition, out)
     run = tmp_path / "run"
     r = signal_round(run, signal.SIGINT, nohup=True)
@@ -176,7 +175,7 @@ def test_quadruped_stopped_by_sigterm_and_resumed_equals_the_straight_run(tmp_pa
                  "runner.num_steps_per_env=8", "runner.save_interval=1000", "algorithm.num_learning_epochs=2",
                  "algorithm.num_mini_batches=2")
     stopped, straight = tmp_path / "stopped", tmp_path / "straight"
-    proc = warm_python.Popen(with_sigint([sys.executable, "train.py", *quadruped, "--run-dir", str(stopped)]), cwd=ROOT,
+    proc = subprocess.Popen(with_sigint([sys.executable, "train.py", *quadruped, "--run-dir", str(stopped)]), cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     reader = ChildOutput(proc)
     wait_for_iterations(proc, reader, 2, timeout=180)
@@ -189,7 +188,7 @@ def test_quadruped_stopped_by_sigterm_and_resumed_equals_the_straight_run(tmp_pa
     assert 2 <= k < 40, reader.stderr
     for argv in (["--resume", "auto", "--run-dir", str(stopped), "--quiet"],
                  [*quadruped, "--run-dir", str(straight), "--quiet"]):
-        done = warm_python.run([sys.executable, "train.py", *argv], cwd=ROOT, capture_output=True, text=True,
+        done = subprocess.run([sys.executable, "train.py", *argv], cwd=ROOT, capture_output=True, text=True,
                               timeout=300)
         assert done.returncode == 0, done.stderr
     _same_checkpoint(stopped / "checkpoints" / "model_40.pt", straight / "checkpoints" / "model_40.pt")

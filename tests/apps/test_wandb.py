@@ -10,15 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from tests import warm_python
-
 ROOT = Path(__file__).resolve().parents[2]
 pytest.importorskip("wandb")
 
 
 def _train(*args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "WANDB_MODE": "offline", "WANDB_SILENT": "true"}
-    proc = warm_python.run([sys.executable, str(ROOT / "train.py"), "--quiet", *args], capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, str(ROOT / "train.py"), "--quiet", *args], capture_output=True, text=True,
                           env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr
     return proc
@@ -50,7 +48,7 @@ def test_play_adds_its_metrics_and_video_to_the_runs_wandb_run(tmp_path):
            "--logger", "wandb", "runner.num_steps_per_env=16")
     env = {**os.environ, "WANDB_MODE": "offline", "WANDB_SILENT": "true"}
     video = tmp_path / "cartpole.mp4"
-    proc = warm_python.run([sys.executable, str(ROOT / "play.py"), "--checkpoint", str(run), "--episodes", "1",
+    proc = subprocess.run([sys.executable, str(ROOT / "play.py"), "--checkpoint", str(run), "--episodes", "1",
                            "--video", str(video), "--video-seconds", "0.3", "--wandb"], capture_output=True, text=True,
                           env=env,
                           timeout=300)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -18,7 +19,6 @@ from envs.registry import load_file_task
 from envs.tasks.locomotion.config import NoiseConfig
 from rl_core.export import export_onnx, policy_metadata
 from rl_core.modules.actor_critic import ActorCritic
-from tests import warm_python
 from tests.sim2sim_check import assert_sim2sim_observation_matches
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,7 +63,7 @@ def test_sim2sim_observation_matches_the_env_for_reordered_joints(exported):
 def test_play_sim2sim_runs_from_the_onnx_file_alone(exported, tmp_path):
     _, _, path = exported
     out = tmp_path / "m.json"
-    proc = warm_python.run([sys.executable, str(ROOT / "play.py"), "--sim2sim", str(path), "--episodes", "1",
+    proc = subprocess.run([sys.executable, str(ROOT / "play.py"), "--sim2sim", str(path), "--episodes", "1",
                            "--json", str(out)], capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert proc.returncode == 0, proc.stderr
     m = json.loads(out.read_text())

@@ -10,6 +10,7 @@ the reduction shows and MuJoCo's explicit inertial for a discarded mass-bearing 
 from __future__ import annotations
 
 import importlib
+import subprocess
 import sys
 import zlib
 from pathlib import Path
@@ -36,7 +37,6 @@ from envs.tasks.locomotion.config import NoiseConfig
 from envs.tasks.scene_bytes import scene_bytes
 from rl_core.export import export_onnx, policy_metadata
 from rl_core.modules.actor_critic import ActorCritic
-from tests import warm_python
 from tests.deploy.test_runtime_safety import with_metadata
 from tests.mesh_heavy_robot import RINGS, SEGMENTS, mesh_heavy_robot
 
@@ -171,7 +171,7 @@ def test_every_family_has_a_sim2sim_module_and_a_file_without_one_is_refused_in_
 
 def test_export_size_reports_the_visual_bytes_of_the_old_file_and_none_of_the_new(exports):
     new, old = exports
-    out = warm_python.run([sys.executable, "-m", "tools.export_size", str(old), str(new)], cwd=ROOT,
+    out = subprocess.run([sys.executable, "-m", "tools.export_size", str(old), str(new)], cwd=ROOT,
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     blocks = out.stdout.split(str(new))

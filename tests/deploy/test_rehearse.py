@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -14,7 +15,6 @@ from contract.errors import UserError
 from deploy.rehearse import rehearse_one
 from deploy.runtime.safety import SafetyConfig
 from deploy.simrobot import SimRobotConfig
-from tests import warm_python
 
 ROOT = Path(__file__).resolve().parents[2]
 POLICY = ROOT / "tests" / "data" / "quadruped_policy_format1.onnx"
@@ -45,7 +45,7 @@ def test_a_simulated_robot_that_cannot_start_is_reported_and_reaped():
 
 
 def test_bad_rehearse_arguments_exit_2_in_one_line():
-    proc = warm_python.run([sys.executable, "-m", "deploy.rehearse", str(POLICY), "--command", "0.5,0"],
+    proc = subprocess.run([sys.executable, "-m", "deploy.rehearse", str(POLICY), "--command", "0.5,0"],
                           capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert proc.returncode == 2
     assert proc.stderr.strip() == "error: --command=0.5,0 is not allowed; expected vx,vy,yaw_rate"
@@ -57,7 +57,7 @@ def test_no_deadline_missed_at_50_hz_over_60_seconds(tmp_path):
     robot under SCHED_FIFO where this user may ask for it, otherwise with the normal scheduler: then run it when
     the machine is quiet (``uptime``), since it measures this machine's timing as much as the code."""
     rt = ["--rt-priority", "50"] if hasattr(os, "sched_setscheduler") and os.geteuid() == 0 else []
-    proc = warm_python.run([sys.executable, "-m", "deploy.rehearse", str(POLICY), "--quick", "--latencies", "0",
+    proc = subprocess.run([sys.executable, "-m", "deploy.rehearse", str(POLICY), "--quick", "--latencies", "0",
                            "--seconds", "60", "--out", str(tmp_path), *rt], capture_output=True, text=True, cwd=ROOT,
                           timeout=240)
     assert proc.returncode == 0, proc.stderr[-2000:]

@@ -16,7 +16,6 @@ import pytest
 pytest.importorskip("cyclonedds", reason="cyclonedds is not installed (pip install -e '.[unitree]')")
 
 from deploy.unitree.dds import free_domain, loopback_config  # noqa: E402
-from tests import warm_python
 
 ROOT = Path(__file__).resolve().parents[2]
 QUADRUPED = ROOT / "tests" / "data" / "quadruped_policy_format1.onnx"
@@ -38,7 +37,7 @@ def _participant_trace(tmp_path: Path) -> str:
     trace = tmp_path / "cdds.log"
     code = ("import os, sys; from deploy.unitree.dds import Participant; "
             f"p = Participant('lo', {free_domain()}, trace_file={str(trace)!r}); print('ok')")
-    proc = warm_python.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]
     return trace.read_text()
 
@@ -69,7 +68,7 @@ def _start_simrobot(policy: Path, domain: int, remote: tuple, seconds: float, pr
 
     sim = SimRobotConfig(policy=str(policy), seconds=seconds, rt_priority=49 if RT else 0)
     cfg = DdsSimConfig(sim, profile, domain, remote, trace=trace)
-    proc = warm_python.Popen([sys.executable, "-m", "deploy.unitree.simrobot", cfg.to_json()], cwd=ROOT,
+    proc = subprocess.Popen([sys.executable, "-m", "deploy.unitree.simrobot", cfg.to_json()], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert _ready_port(proc) == domain  # "READY <domain>" within 30 s, or an error naming why
@@ -88,7 +87,7 @@ def _report(proc: subprocess.Popen) -> dict:
 
 
 def test_no_low_state_is_one_line():
-    proc = warm_python.run([sys.executable, "-m", "deploy.unitree", str(QUADRUPED), "--interface", "lo",
+    proc = subprocess.run([sys.executable, "-m", "deploy.unitree", str(QUADRUPED), "--interface", "lo",
                            "--domain", str(free_domain()), "--base-velocity", "--connect-timeout", "1"],
                           cwd=ROOT, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert proc.returncode == 2
@@ -106,7 +105,7 @@ def test_bad_input_to_the_real_robot_command_is_one_line_before_dds_starts():
               "this machine; it has: "),
              (["--interface", "lo", "--robot", "unitree_h9"], "error: argument --robot: invalid choice: 'unitree_h9'")]
     for args, line in cases:
-        proc = warm_python.run([sys.executable, "-m", "deploy.unitree", str(QUADRUPED), *args], cwd=ROOT,
+        proc = subprocess.run([sys.executable, "-m", "deploy.unitree", str(QUADRUPED), *args], cwd=ROOT,
                               capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
         assert proc.returncode == 2 and proc.stderr.startswith(line), (args, proc.stderr)
         assert len(proc.stderr.strip().splitlines()) == 1 and "unitree: DDS on" not in proc.stdout
@@ -125,7 +124,7 @@ def test_operator_sequence_damping_pose_policy_estop_against_the_simulated_robot
     log = tmp_path / "states.json"
     try:
         rt = ["--rt-priority", "50"] if RT else []
-        op = warm_python.run([sys.executable, "-m", "deploy.unitree", str(QUADRUPED), "--interface", "lo", "--domain",
+        op = subprocess.run([sys.executable, "-m", "deploy.unitree", str(QUADRUPED), "--interface", "lo", "--domain",
                              str(domain), "--base-velocity", "--pose-seconds", "1.5", "--seconds", "5",
                              "--show-joints", "1", "--log", str(log), *rt], cwd=ROOT, capture_output=True, text=True,
                             timeout=120, stdin=subprocess.DEVNULL)
@@ -160,7 +159,7 @@ def test_rehearsal_over_dds_drives_a_g1_profile_in_real_time(tmp_path):
     """``deploy.rehearse --transport unitree-dds`` on the humanoid (legs in hip yaw-roll-pitch order, arms held):
     the unitree_hg messages with mode_machine echoed and right checksums, the command from the remote's sticks."""
     rt = ["--rt-priority", "50"] if RT else []
-    proc = warm_python.run([sys.executable, "-m", "deploy.rehearse", str(HUMANOID), "--transport", "unitree-dds",
+    proc = subprocess.run([sys.executable, "-m", "deploy.rehearse", str(HUMANOID), "--transport", "unitree-dds",
                            "--quick", "--latencies", "0", "--seconds", "5", "--out", str(tmp_path), *rt], cwd=ROOT,
                           capture_output=True, text=True, timeout=180)
     assert proc.returncode == 0, proc.stderr[-3000:]

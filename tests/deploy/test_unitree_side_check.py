@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from tests import warm_python
 from tests.menagerie_models import menagerie_root
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,7 +26,7 @@ def test_a_unitree_side_robot_sees_damping_after_a_frozen_state_and_nothing_besi
     out = tmp_path / "runs.json"
     cmd = [sys.executable, "-m", "tools.experiments.unitree_side_check", "--sdk", SDK, "--mroot", str(root),
            "--profile", "go2", "--fault", "frozen", "--phase", "policy", "--fault", "sender", "--json", str(out)]
-    warm_python.run(cmd, cwd=ROOT, check=True, timeout=600, stdin=subprocess.DEVNULL, capture_output=True)
+    subprocess.run(cmd, cwd=ROOT, check=True, timeout=600, stdin=subprocess.DEVNULL, capture_output=True)
     runs = {r["fault"]: r for r in json.loads(out.read_text())}
     frozen, sender = runs["frozen"], runs["sender"]
     if frozen["spoiled"]:

@@ -20,7 +20,6 @@ from envs.physics.registry import BACKEND_CHOICES, BACKENDS, REGISTRY, BackendIn
 from envs.robots.quadruped import QUADRUPED
 from envs.scenes.assemble import build
 from envs.tasks.locomotion.config import LocomotionEnvConfig
-from tests import warm_python
 
 CPU = torch.device("cpu")
 
@@ -56,7 +55,7 @@ def test_every_row_is_complete_and_auto_has_a_choice_per_listed_device():
 
 @pytest.mark.parametrize("module", ["tools.experiments.speed_census", "bench.env_throughput"])
 def test_the_command_lines_offer_exactly_the_registry(module):
-    out = warm_python.run([sys.executable, "-m", module, "--backend", "auto"], cwd=ROOT, capture_output=True,
+    out = subprocess.run([sys.executable, "-m", module, "--backend", "auto"], cwd=ROOT, capture_output=True,
                          text=True, timeout=120)
     listed = ", ".join(f"'{b}'" for b in BACKENDS)
     assert out.returncode == 2 and f"--backend: invalid choice: 'auto' (choose from {listed})" in out.stderr, out.stderr

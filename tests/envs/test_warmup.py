@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from envs.physics.registry import REGISTRY
-from tests import warm_python
 
 pytestmark = [pytest.mark.warp,
               pytest.mark.skipif(not REGISTRY["warp"].available(), reason="needs warp-lang and mujoco-warp")]
@@ -22,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _run(args: list[str], env: dict[str, str], timeout: float = 600) -> subprocess.CompletedProcess:
-    return warm_python.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +72,7 @@ name = "mujoco_warp._src.support"
 files = aot_compile(wp, [90], [name])
 print(json.dumps({{"files": [str(f) for f in files], "ident": wp.get_module(name).get_module_identifier()}}))
 """
-    r = warm_python.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600,
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600,
                        env={**os.environ, "OMP_NUM_THREADS": "1"})
     assert r.returncode == 0, r.stderr[-2000:]
     data = json.loads(r.stdout.strip().splitlines()[-1])

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,6 @@ import pytest
 import torch
 
 from envs.physics.registry import REGISTRY
-from tests import warm_python
 
 pytestmark = [pytest.mark.warp,
               pytest.mark.skipif(not REGISTRY["warp"].available(), reason="needs warp-lang and mujoco-warp")]
@@ -92,7 +92,7 @@ module = wp.get_module(v.module)
 print(json.dumps({{"files": [str(f) for f in files], "block_dim": v.block_dim, "root": wp.config.kernel_cache_dir,
                   "ident": {{b: module.get_module_identifier(b) for b in (1, 256, v.block_dim)}}}}))
 """
-    r = warm_python.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600,
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600,
                        env={**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)})
     assert r.returncode == 0, r.stderr[-2000:]
     data = json.loads(r.stdout.strip().splitlines()[-1])
@@ -125,7 +125,7 @@ print(json.dumps({"before": len(before), "new": sorted(n for n, _ in loaded() - 
 """
     out = {}
     for choice in ("1", "0"):
-        r = warm_python.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600,
+        r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600,
                            env={**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT),
                                 "LEGGED_MJX_WARP_PARALLEL_LOAD": choice})
         assert r.returncode == 0, r.stderr[-2000:]
@@ -163,6 +163,6 @@ def test_the_cuda_only_build_predicts_what_the_training_model_loads() -> None:
 
 
 def test_cuda_only_needs_an_architecture() -> None:
-    r = warm_python.run([sys.executable, "-m", "tools.warmup", "--task", "quadruped-flat", "--cuda-only"], cwd=ROOT,
+    r = subprocess.run([sys.executable, "-m", "tools.warmup", "--task", "quadruped-flat", "--cuda-only"], cwd=ROOT,
                        capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert r.returncode != 0 and "--cuda-only" in r.stderr and "--arch" in r.stderr and "Traceback" not in r.stderr

@@ -6,19 +6,18 @@ places only and checks it is found (the default run), then trains, exports and p
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests import warm_python
-
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def family_edits(*flags: str, timeout: int) -> dict[str, Any]:
-    done = warm_python.run([sys.executable, "-m", "tools.experiments.family_edits", *flags], cwd=ROOT,
+    done = subprocess.run([sys.executable, "-m", "tools.experiments.family_edits", *flags], cwd=ROOT,
                           capture_output=True, text=True, timeout=timeout)
     assert done.stdout.strip(), done.stderr[-2000:]
     result: dict[str, Any] = json.loads(done.stdout)

@@ -12,13 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from tests import warm_python
-
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _tool(name: str, *args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
-    return warm_python.run([sys.executable, "-m", name, *args], cwd=cwd, capture_output=True, text=True, timeout=600)
+    return subprocess.run([sys.executable, "-m", name, *args], cwd=cwd, capture_output=True, text=True, timeout=600)
 
 
 def test_ruff_check_passes():

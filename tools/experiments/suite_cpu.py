@@ -6,8 +6,7 @@
 The first command is the README's test command with this module as a pytest plugin: every process that runs
 tests (each xdist worker) appends one JSON line per test to ``<pid>.jsonl`` in ``SUITE_CPU_DIR`` (setup, call and
 teardown together; the CPU of the child processes the test waited for, and how many it started, counted by an
-audit hook on ``subprocess.Popen``; a child forked by the tests' warm server, ``tests/warm_python.py``, through
-that module's count). The second prints the totals and the files that cost the most. Two cores
+audit hook on ``subprocess.Popen``). The second prints the totals and the files that cost the most. Two cores
 finish the suite in about (its CPU + each worker's collection) / 2 at best: that is the floor the 6 minutes of
 issue 49 are measured against (docs/testing.md).
 """
@@ -31,15 +30,6 @@ ENV = "SUITE_CPU_DIR"
 
 _current: dict[str, Any] = {"popen": 0}
 
-WARM = "tests.warm_python"
-"""The tests' warm-child launcher: its children are not this process's own, so ``os.times`` misses their CPU; its
-``spent()`` counts it (read from ``sys.modules``, never imported: tools do not import tests)."""
-
-
-def _warm_cpu() -> float:
-    module = sys.modules.get(WARM)
-    return float(module.spent()) if module is not None else 0.0
-
 
 def _audit(event: str, args: tuple) -> None:
     if event == "subprocess.Popen":
@@ -55,7 +45,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
     folder = os.environ.get(ENV)
     _current["popen"] = 0
-    start, before, warm = time.perf_counter(), os.times(), _warm_cpu()
+    start, before = time.perf_counter(), os.times()
     yield
     if not folder:
         return
@@ -63,7 +53,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     row = {"id": item.nodeid, "wall": time.perf_counter() - start,
            "cpu": after.user + after.system - before.user - before.system,
            "children": (after.children_user + after.children_system
-                        - before.children_user - before.children_system + _warm_cpu() - warm),
+                        - before.children_user - before.children_system),
            "popen": _current["popen"]}
     Path(folder).mkdir(parents=True, exist_ok=True)
     with open(Path(folder) / f"{os.getpid()}.jsonl", "a") as f:

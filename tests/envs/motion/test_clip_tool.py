@@ -14,7 +14,6 @@ import pytest
 
 from contract import motion
 from envs.motion import edit, formats
-from tests import warm_python
 from tests.envs.tasks.test_track_robots import lafan1_rows, write_csv
 from tests.robot_models import G1_JOINTS, g1_like_xml
 
@@ -32,7 +31,7 @@ def root(tmp_path):
 
 def _tool(root: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "MENAGERIE_ROOT": str(root)}
-    return warm_python.run([sys.executable, "-m", "tools.clip", *args], cwd=ROOT, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "tools.clip", *args], cwd=ROOT, capture_output=True, text=True,
                           timeout=120, env=env)
 
 

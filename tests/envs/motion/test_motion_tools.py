@@ -23,7 +23,6 @@ from envs.robots.quadruped import QUADRUPED
 from envs.tasks.locomotion import LocomotionEnv
 from rl_core.config_io import dump_yaml
 from rl_core.runner import OnPolicyRunner
-from tests import warm_python
 
 
 @pytest.fixture(scope="module")
@@ -107,7 +106,7 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 def keyframe_tool(*args: str) -> subprocess.CompletedProcess:
-    return warm_python.run([sys.executable, "-m", "tools.keyframe_clip", *args], cwd=ROOT, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "tools.keyframe_clip", *args], cwd=ROOT, capture_output=True,
                           text=True, timeout=120)
 
 

@@ -13,7 +13,6 @@ import pytest
 from configs.catalog import get_task
 from contract.errors import UserError
 from envs.robot_check import advice, verdict
-from tests import warm_python
 
 ROOT = Path(__file__).resolve().parents[3]
 FEW = 128
@@ -31,7 +30,7 @@ flat = flat_task("weak-flat", WEAK)
 
 
 def _tool(*args: str) -> subprocess.CompletedProcess:
-    return warm_python.run([sys.executable, "-m", "tools.check_robot", *args], cwd=ROOT, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "tools.check_robot", *args], cwd=ROOT, capture_output=True,
                           text=True, timeout=300)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -17,7 +18,6 @@ from configs.catalog import get_task
 from envs.robot_check import verdict
 from envs.robots.draft import draft
 from envs.robots.menagerie import files_digest, parse, xml_path
-from tests import warm_python
 from tests.menagerie_models import menagerie_root
 
 pytest.importorskip("mujoco_menagerie")
@@ -68,7 +68,7 @@ def test_a_robot_file_and_a_registered_tracking_task_are_checked(tmp_path):
 
 def test_fix_on_a_tracking_task_is_one_line_naming_the_locomotion_task():
     ref = str(ROOT / "examples" / "go_like" / "go_like.py")
-    result = warm_python.run([sys.executable, "-m", "tools.check_robot", f"{ref}:track", "--fix"], cwd=ROOT,
+    result = subprocess.run([sys.executable, "-m", "tools.check_robot", f"{ref}:track", "--fix"], cwd=ROOT,
                             capture_output=True, text=True, timeout=120)
     err = result.stderr.strip().splitlines()
     assert result.returncode == 2 and len(err) == 1, result.stderr

@@ -14,7 +14,6 @@ import pytest
 
 from envs.robots.spec import ActuatorGroup, RobotSpec, SimOverrides
 from envs.robots.spec_source import changed_fields, edited
-from tests import warm_python
 from tests.menagerie_models import anymal_c_xml
 from tests.robot_models import write
 
@@ -72,7 +71,7 @@ def test_fix_write_on_a_robot_file(tmp_path):
     write(tmp_path, "anymal_c.xml", anymal_c_xml())
 
     def tool(*args: str) -> subprocess.CompletedProcess:
-        return warm_python.run([sys.executable, "-m", "tools.check_robot", f"{path}:flat", "--fix", "--rollouts", "128",
+        return subprocess.run([sys.executable, "-m", "tools.check_robot", f"{path}:flat", "--fix", "--rollouts", "128",
                                *args], cwd=ROOT, capture_output=True, text=True, timeout=600)
 
     result = tool("--write")

@@ -6,6 +6,7 @@ one-line errors, and (slow) training, play.py, ONNX export and sim2sim from the 
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -16,7 +17,6 @@ from configs.catalog import get_task
 from contract.errors import UserError
 from envs.robot_check.verdict import robot_of
 from envs.robots.draft import draft
-from tests import warm_python
 from tests.menagerie_models import menagerie_root, seed_fix_cache
 
 pytest.importorskip("mujoco_menagerie")
@@ -109,7 +109,7 @@ def test_a_reviewed_spec_in_the_repo_takes_precedence(served, monkeypatch, tmp_p
 def test_new_robot_drafts_a_menagerie_robot_by_name(served, tmp_path):
     out = tmp_path / "anymal_c.py"
     env = {**__import__("os").environ, "PYTHONPATH": str(ROOT)}
-    result = warm_python.run([sys.executable, "-m", "tools.new_robot", "menagerie:anybotics_anymal_c", "--out",
+    result = subprocess.run([sys.executable, "-m", "tools.new_robot", "menagerie:anybotics_anymal_c", "--out",
                              str(out)], cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
     assert result.returncode == 0, result.stderr
     text = out.read_text()

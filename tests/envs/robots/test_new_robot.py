@@ -19,7 +19,6 @@ from envs.robots.draft import draft
 from envs.robots.resolved import ResolvedRobot
 from envs.robots.sides import twins
 from envs.scenes.assemble import build
-from tests import warm_python
 from tests.robot_models import write
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -27,7 +26,7 @@ EXAMPLES = ("anymal_like", "go_like", "h1_like")
 
 
 def _tool(*args: str) -> subprocess.CompletedProcess:
-    return warm_python.run([sys.executable, "-m", "tools.new_robot", *args], cwd=ROOT, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "tools.new_robot", *args], cwd=ROOT, capture_output=True,
                           text=True, timeout=120)
 
 

@@ -7,6 +7,7 @@ the whole humanoid); the standing height is measured from the feet's lowest poin
 from __future__ import annotations
 
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -16,7 +17,6 @@ import pytest
 from envs.robots.draft import draft
 from envs.robots.draft_gains import HOLD, HOLD_DAMPING
 from envs.robots.draft_source import fit_lines
-from tests import warm_python
 from tests.robot_models import write
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -95,7 +95,7 @@ def test_a_missing_actuator_takes_its_twins_values(tmp_path):
 
 def test_the_summary_line_and_the_docstring_say_what_was_guessed(tmp_path):
     out = tmp_path / "g1.py"
-    result = warm_python.run([sys.executable, "-m", "tools.new_robot", str(G1), "--out", str(out)], cwd=ROOT,
+    result = subprocess.run([sys.executable, "-m", "tools.new_robot", str(G1), "--out", str(out)], cwd=ROOT,
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "GUESSED: no keyframe: knees bent 0.30 rad" in result.stdout

@@ -7,12 +7,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-
-from tests import warm_python
 
 ROOT = Path(__file__).resolve().parents[3]
 DESIGN = ROOT / "docs" / "design.md"
@@ -99,7 +98,7 @@ def test_the_diffs_applied_to_a_copy_step(tmp_path: Path):
         "print(json.dumps({'layout': [n for n, _ in env.obs_layout], 'width': obs['policy'].shape[1],\n"
         "                  'log': sorted(info['log']), 'state': sorted(env.state_dict()['task'])}))\n")
     env = {**os.environ, "PYTHONPATH": str(tmp_path), "OMP_NUM_THREADS": "1"}
-    done = warm_python.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     out = json.loads(done.stdout.strip().splitlines()[-1])

@@ -9,6 +9,7 @@ import argparse
 import dataclasses
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -21,7 +22,6 @@ from contract.errors import UserError
 from envs.robot_check.verdict import robot_of
 from envs.robots.draft import draft
 from envs.robots.menagerie import files_digest, parse, xml_path
-from tests import warm_python
 from tests.menagerie_models import menagerie_root
 
 pytest.importorskip("mujoco_menagerie")
@@ -80,7 +80,7 @@ def test_the_deploy_task_of_a_go2_and_a_g1_by_name(served):
 def test_a_robot_file_without_a_deploy_task_and_the_errors(served, tmp_path):
     out = tmp_path / "go2.py"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    result = warm_python.run([sys.executable, "-m", "tools.new_robot", "menagerie:unitree_go2", "--out", str(out)],
+    result = subprocess.run([sys.executable, "-m", "tools.new_robot", "menagerie:unitree_go2", "--out", str(out)],
                             cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
     assert result.returncode == 0, result.stderr
     task = get_task(f"{out}:deploy")
@@ -181,7 +181,7 @@ def _rehearsed(onnx_file: Path, out: Path, model: list[str], task: str) -> dict:
     from deploy.unitree.dds import loopback_config
 
     env = {**os.environ, "CYCLONEDDS_URI": loopback_config()}
-    proc = warm_python.run([sys.executable, "-m", "deploy.rehearse", str(onnx_file), "--transport", "unitree-dds",
+    proc = subprocess.run([sys.executable, "-m", "deploy.rehearse", str(onnx_file), "--transport", "unitree-dds",
                            "--quick", "--latencies", "0", "--seconds", "4", "--out", str(out), *model],
                           cwd=ROOT, capture_output=True, text=True, timeout=180, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]

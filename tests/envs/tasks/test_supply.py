@@ -3,6 +3,7 @@ rehearsal refuse, in one line naming the term and the alternatives, a policy tha
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -15,7 +16,6 @@ from deploy.runtime.controller import Controller
 from deploy.runtime.supply import LOW_STATE, PROFILES, SIMULATED, Supplies, check, lacking
 from deploy.sim2sim_reach import TERMS as REACH_TERMS
 from envs.tasks.locomotion.obs_table import TERM_NAMES
-from tests import warm_python
 
 ROOT = Path(__file__).resolve().parents[3]
 POLICY = ROOT / "docs" / "humanoid_policy.onnx"
@@ -66,7 +66,7 @@ def test_the_runtime_refuses_a_policy_the_robot_cannot_feed_before_anything_move
 
 
 def test_the_rehearsal_refuses_it_in_one_line_before_starting_the_robot():
-    proc = warm_python.run([sys.executable, "-m", "deploy.rehearse", str(POLICY), "--supplies", "low-state"],
+    proc = subprocess.run([sys.executable, "-m", "deploy.rehearse", str(POLICY), "--supplies", "low-state"],
                           capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()

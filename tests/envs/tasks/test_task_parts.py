@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -15,7 +16,6 @@ import pytest
 import torch
 
 from envs.tasks.parts import Events, Report, TaskParts, Termination, nothing
-from tests import warm_python
 
 ROOT = Path(__file__).resolve().parents[3]
 MOST = 3
@@ -24,7 +24,7 @@ MOST = 3
 
 def env_module_entries(task: str) -> tuple[str, int]:
     """The family's env module and how often one traced rollout step entered it (the tool's last line)."""
-    out = warm_python.run([sys.executable, "-m", "tools.experiments.step_files", "--task", task],
+    out = subprocess.run([sys.executable, "-m", "tools.experiments.step_files", "--task", task],
                          cwd=ROOT, capture_output=True, text=True, timeout=600,
                          env={**os.environ, "OMP_NUM_THREADS": "1"})
     assert out.returncode == 0, out.stderr[-2000:]

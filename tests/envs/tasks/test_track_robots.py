@@ -19,7 +19,6 @@ from envs.motion.robot import build_tracking, every_joint_trained
 from envs.robots.draft import draft
 from envs.robots.menagerie import files_digest, parse, xml_path
 from envs.tasks.track import TrackEnv, TrackEnvConfig
-from tests import warm_python
 from tests.robot_models import G1_JOINTS, g1_like_xml
 
 pytest.importorskip("mujoco_menagerie")
@@ -184,10 +183,11 @@ def test_the_file_new_robot_drafts_tracks_with_or_without_a_track_line(served, t
     """The issue's path: ``python -m tools.new_robot menagerie:unitree_g1 --out g1.py``, then ``g1.py:track`` as
     it is (no track task in it) and with docs/motion.md's ``track_task`` line added."""
     import os
+    import subprocess
     import sys
 
     out = tmp_path / "g1.py"
-    done = warm_python.run([sys.executable, "-m", "tools.new_robot", "menagerie:unitree_g1", "--out", str(out)],
+    done = subprocess.run([sys.executable, "-m", "tools.new_robot", "menagerie:unitree_g1", "--out", str(out)],
                           cwd=Path(__file__).resolve().parents[3], capture_output=True, text=True, timeout=120,
                           env=dict(os.environ))
     assert done.returncode == 0, done.stderr
