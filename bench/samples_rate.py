@@ -69,7 +69,7 @@ def measure(task: str, num_envs: int, args: argparse.Namespace) -> dict[str, Any
     device = torch.device(args.device)
     env: Any = spec.make_env(cfg.env, device)
     runner = OnPolicyRunner(env, cfg, task=task, quiet=True)
-    runner.obs = runner._to_device(env.reset(seed=0))
+    runner.start()
     collect, learn = [], []
     for i in range(args.warmup + args.iterations):
         t0 = time.perf_counter()
@@ -77,7 +77,7 @@ def measure(task: str, num_envs: int, args: argparse.Namespace) -> dict[str, Any
         runner.collect()
         _sync(device)
         t1 = time.perf_counter()
-        runner.alg.update(runner.storage, runner.generator)
+        runner.alg.update()
         _sync(device)
         if i >= args.warmup:
             collect.append(t1 - t0)
@@ -99,7 +99,7 @@ def runnable_tasks() -> list[str]:
     out = []
     for name, spec in registered().items():
         cfg = spec.default_config()
-        if not is_file_task(name) and hasattr(cfg.env, "physics_threads") and not cfg.algorithm.distillation:
+        if not is_file_task(name) and hasattr(cfg.env, "physics_threads") and cfg.algorithm.name != "distillation":
             out.append(name)
     return out
 
