@@ -44,7 +44,7 @@ kernels() {  # kernels NAME: what Warp's per-module log of stage NAME says
 }
 versions
 arch=$(python3 -c "import torch; c = torch.cuda.get_device_capability(); print(c[0] * 10 + c[1])")
-echo "=== sm_$arch, $(nproc) CPU cores" | tee -a "$log"
+echo "=== sm_$arch, $(nproc --all) CPU cores" | tee -a "$log"
 
 export LEGGED_MJX_WARP_CACHE=/tmp/cold_cache
 rm -rf "$LEGGED_MJX_WARP_CACHE"
