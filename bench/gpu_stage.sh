@@ -13,7 +13,7 @@ train_stage() {  # train_stage NAME SECONDS ARGS...: train.py in /tmp/NAME, stop
 evaluate_runs() {  # evaluate_runs EVERY RUN...: every EVERY-th checkpoint and the last, native MuJoCo on the CPU cores
   local every=$1; shift
   for run in "$@"; do
-    ls "$run"/checkpoints/model_*.pt 2>/dev/null | sort -t_ -k2 -n \
+    ls "$run"/checkpoints/model_*.pt 2>/dev/null | sort -V \
       | awk -F'[_.]' -v e="$every" '{n = $(NF-1); last = $0} n % e == 0 {print} END {if (n % e) print last}'
   done > "$out/to_eval.txt"
   mkdir -p "$out/eval"

@@ -35,7 +35,7 @@ stage e2e-warp-4096-nographs 60 python3 -m bench.end_to_end --device cuda --num-
 t0=$(date +%s.%N)
 stage train-60s 60 python3 train.py --task quadruped-flat --device cuda --run-dir /tmp/run60 runner.save_interval=20
 echo "train command to exit: $(python3 -c "import time; print(round(time.time() - $t0, 1))") s" | tee -a "$log"
-last=$(ls /tmp/run60/checkpoints/model_*.pt | sort -t_ -k2 -n | tail -1)
+last=$(ls /tmp/run60/checkpoints/model_*.pt | sort -V | tail -1)
 cp "$last" "$out/model_last.pt"; cp /tmp/run60/summary.json "$out/res/summary60.json"
 tar cf "$out/run60_tb.tar" -C /tmp/run60 --exclude=checkpoints .
 for n in 4096 8192 16384; do
