@@ -24,13 +24,8 @@ COLD_S=${COLD_S:-60} TARGET_S=${TARGET_S:-35} WARM_S=${WARM_S:-15} DEADLINE_S=${
 EVAL_EVERY=${EVAL_EVERY:-20}
 START=$SECONDS
 out=/tmp/gpu_check
-rm -rf "$out" && mkdir -p "$out" "$final"
-trap 'cp "$out/log.txt" "$final/"; tar cf "$final/results.tar" -C "$out" .' EXIT
-export PYTHONUNBUFFERED=1 PYTHONPATH="${PYTHONPATH:+$PYTHONPATH:}$PWD" OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
-log="$out/log.txt"
-root=$(cd "$(dirname "$0")/.." && pwd)
-python3 -c "import warp, mujoco_warp, gymnasium" 2>/dev/null || source "$root/bench/gpu_wheels.sh"
-source "$root/bench/gpu_stage.sh"
+imports="warp, mujoco_warp, gymnasium"
+source "$(dirname "$0")/gpu_begin.sh"
 fits() {  # fits SECONDS: whether a stage of that limit ends before the deadline (else it is skipped, and said so)
   if (( SECONDS - START + $1 > DEADLINE_S )); then
     echo "=== skipped: $1 s would pass the ${DEADLINE_S} s deadline ($((SECONDS - START)) s used)" | tee -a "$log"

@@ -11,13 +11,8 @@ set -uo pipefail
 final=${1:?usage: gpu_robots.sh OUT_DIR}
 GO2_S=${GO2_S:-170} G1_S=${G1_S:-90} EVAL_EVERY=${EVAL_EVERY:-50}
 out=/tmp/gpu_robots
-rm -rf "$out" && mkdir -p "$out" "$final"
-trap 'cp "$out/log.txt" "$final/"; tar cf "$final/results.tar" -C "$out" .' EXIT
-export PYTHONUNBUFFERED=1 PYTHONPATH="${PYTHONPATH:+$PYTHONPATH:}$PWD" OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
-log="$out/log.txt"
-root=$(cd "$(dirname "$0")/.." && pwd)
-python3 -c "import warp, mujoco_warp, gymnasium, mujoco_menagerie" 2>/dev/null || source "$root/bench/gpu_wheels.sh"
-source "$root/bench/gpu_stage.sh"
+imports="warp, mujoco_warp, gymnasium, mujoco_menagerie"
+source "$(dirname "$0")/gpu_begin.sh"
 versions
 python3 -m tests.menagerie_models /tmp/menagerie_models > /dev/null || exit 1
 export MENAGERIE_ROOT=/tmp/menagerie_models
