@@ -1,4 +1,4 @@
-"""A drafted robot file with its legs on mjlab's gain rule (issue 46's G1-style experiment, docs/robots.md).
+"""A drafted Menagerie robot file with its legs on mjlab's gain rule (issue 46's G1-style experiment, docs/robots.md).
 
     python -m tests.menagerie_models /tmp/men && export MENAGERIE_ROOT=/tmp/men
     python -m tools.experiments.mjlab_gains menagerie:unitree_g1@g1_mjlab /tmp/g1m.py --iterations 4 --ls-iterations 6
@@ -55,20 +55,17 @@ def rewrite(text: str, model: mujoco.MjModel, iterations: int | None, ls_iterati
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m tools.experiments.mjlab_gains", description=__doc__.split("\n\n")[0])
-    p.add_argument("robot", help="what tools.new_robot takes, e.g. menagerie:unitree_g1@g1_mjlab")
+    p.add_argument("robot", help="a Menagerie robot as tools.new_robot takes it, e.g. menagerie:unitree_g1@g1_mjlab")
     p.add_argument("out", type=Path, help="the robot file to write")
     p.add_argument("--iterations", type=int)
     p.add_argument("--ls-iterations", type=int)
     args = p.parse_args(argv)
     subprocess.run([sys.executable, "-m", "tools.new_robot", args.robot, "--out", str(args.out), "--force"],
                    check=True)
-    text = args.out.read_text()
-    mjcf = re.search(r"mjcf=(.+),\n", text)
-    assert mjcf, "the drafted file names its mjcf"
-    from envs.robots.menagerie import menagerie_xml  # noqa: F401 (the drafted expression may call it)
+    from envs.robots.menagerie import parse, xml_path
 
-    xml = eval(mjcf.group(1), {"menagerie_xml": menagerie_xml, "Path": Path})  # noqa: S307 (our own draft's text)
-    args.out.write_text(rewrite(text, mujoco.MjModel.from_xml_path(str(xml)), args.iterations, args.ls_iterations))
+    model = mujoco.MjModel.from_xml_path(str(xml_path(parse(args.robot))))
+    args.out.write_text(rewrite(args.out.read_text(), model, args.iterations, args.ls_iterations))
     print(f"wrote {args.out}: trained groups on mjlab's rule ({NATURAL_HZ:g} Hz, damping ratio {DAMPING_RATIO:g})")
     return 0
 
