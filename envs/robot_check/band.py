@@ -1,9 +1,10 @@
 """The gains robot makers run, as a band per actuator group: ``check_robot --fix`` searches inside it, and the
 check flags a kp above it with the band and the makers' values for that size of motor.
 
-The rule is motor physics (mjlab's): a servo on a motor of reflected inertia J (the joint's armature) at natural
-frequency RULE_HZ and damping ratio RULE_DAMPING has kp = J (2 pi f)^2 and kd = 2 zeta J (2 pi f). Without an
-armature the rule is a stiffness per effort limit (KP_PER_EFFORT_RULE). The band is BAND x the rule's kp, capped
+The rule is motor physics (mjlab's, ``envs/robots/draft_gains.armature_rule``): a servo on a motor of reflected
+inertia J (the joint's armature) at natural frequency RULE_HZ and damping ratio RULE_DAMPING has kp = J (2 pi f)^2
+and kd = 2 zeta J (2 pi f). Without an armature the rule is a stiffness per effort limit (KP_PER_EFFORT_RULE). The
+band is BAND x the rule's kp, capped
 at the larger of EFFORT_CAP x the effort limit and the rule itself; kd at most KD_PER_KP_MAX x kp. It covers every
 value of MAKERS (``tests/envs/robot_check/test_check_band.py`` checks each against the band of its motor).
 
@@ -19,12 +20,8 @@ import math
 from dataclasses import dataclass
 
 from envs.robot_check.text import num
-from envs.robots.draft_gains import HOLD
+from envs.robots.draft_gains import HOLD, armature_rule
 
-RULE_HZ = 10.0
-"""Natural frequency (Hz) of mjlab's rule."""
-RULE_DAMPING = 2.0
-"""Damping ratio of mjlab's rule (against the armature alone: about 0.3 to 1 with the links' inertia)."""
 KP_PER_EFFORT_RULE = 0.75
 """kp per N m of effort limit where the joint has no armature: the middle of the makers' RL gains (Unitree Go2 20 /
 23.7 N m = 0.84, ANYmal C 80 / 80 N m = 1.0, mjlab's G1 0.46 to 0.71)."""
@@ -52,8 +49,8 @@ class Maker:
 
 
 def _mjlab(effort: float, armature: float) -> Maker:
-    w = 2 * math.pi * RULE_HZ
-    return Maker("Unitree G1", effort, round(armature * w * w, 2), round(2 * RULE_DAMPING * armature * w, 3),
+    kp, kd = armature_rule(armature)
+    return Maker("Unitree G1", effort, round(kp, 2), round(kd, 3),
                  "mjlab's G1 (kp = J (2 pi 10 Hz)^2, kd = 2 x 2.0 x J x 2 pi 10 Hz)", armature)
 
 
@@ -97,9 +94,8 @@ class Band:
 
 def band(effort: float, armature: float) -> Band:
     """The band of a motor with this effort limit (N m; inf: unknown) and reflected inertia (kg m^2; 0: none)."""
-    w = 2 * math.pi * RULE_HZ
     if armature > 0:
-        rule_kp, rule_kd = armature * w * w, 2 * RULE_DAMPING * armature * w
+        rule_kp, rule_kd = armature_rule(armature)
         how = f"mjlab's rule on armature {num(armature)}"
     elif math.isfinite(effort):
         rule_kp = KP_PER_EFFORT_RULE * effort

@@ -22,7 +22,7 @@ from pathlib import Path
 import mujoco
 
 from contract.errors import UserError
-from envs.robots.draft_gains import HOLD, DraftGroup, draft_groups
+from envs.robots.draft_gains import HOLD, RULE_NOTE, DraftGroup, draft_groups
 from envs.robots.draft_pose import bent_legs, knee_angle, lowest_point
 from envs.robots.patterns import covering_regex
 from envs.robots.sides import has_twins, twins
@@ -301,7 +301,9 @@ def _guesses(f: _Model, kind: str, groups: tuple[DraftGroup, ...]) -> tuple[str,
     """What the draft guessed, for the summary line (short phrases)."""
     out = [] if f.keyframe else [f"no keyframe: knees bent {knee_angle(kind):.2f} rad (a pose to review)"]
     if not f.model.nu:
-        out.append("no actuators in the file: kp, kd by rule from each joint's effort limit"
+        legs = "of the legs by mjlab's rule on the file's armature, the rest "
+        out.append("no actuators in the file: kp, kd " + (legs if any(RULE_NOTE in g.note for g in groups) else "")
+                   + "by rule from each joint's effort limit"
                    + (f" (held joints: at least {HOLD:g} x the weight they carry x its lever)"
                       if any("M g r" in g.note for g in groups) else ""))
     for word in ("missing actuator", "effort limit guessed"):

@@ -31,6 +31,13 @@ EFFORT_PER_ARMATURE = (3630.0, 0.885)
 """Without an actuator or force range but with the file's armature J (kg m^2, the motor's reflected inertia), the
 effort limit is guessed as a J^b (N m): the power law through mjlab's G1 motors (J 0.0036 -> 25 N m, 0.0251 -> 139
 N m; it gives 46 for 50 and 62 for 88): one guess per motor size, never one for the whole robot."""
+RULE_HZ = 10.0
+"""Natural frequency (Hz) of mjlab's rule: a servo on a motor of reflected inertia J (the joint's armature) has kp =
+J (2 pi RULE_HZ)^2 and kd = 2 RULE_DAMPING J (2 pi RULE_HZ)."""
+RULE_DAMPING = 2.0
+"""Damping ratio of mjlab's rule (against the armature alone: about 0.3 to 1 with the links' inertia)."""
+RULE_NOTE = "mjlab's rule on the file's armature"
+"""The note of a trained joint drafted by ``armature_rule`` (its group acts at ``action_scale="effort"``)."""
 HOLD = 5.0
 """A held joint's drafted kp is at least HOLD x M g r, M the mass it carries (its body's subtree) and r the distance
 from its anchor to that mass's centre at the pose (``carried_stiffness``: gravity's toppling stiffness): a tilt of
@@ -89,6 +96,12 @@ def carried_inertia(m: mujoco.MjModel, d: mujoco.MjData, j: int) -> float:
     unit[i] = 1.0
     mujoco.mj_mulM(m, d, out, unit)
     return float(out[i])
+
+
+def armature_rule(armature: float) -> tuple[float, float]:
+    """(kp, kd) of mjlab's rule (RULE_HZ, RULE_DAMPING) for a joint of reflected inertia ``armature`` (kg m^2)."""
+    w = 2 * np.pi * RULE_HZ
+    return float(armature * w * w), float(2 * RULE_DAMPING * armature * w)
 
 
 def _held(f: _File, name: str, values: tuple[float, float, float, float | None, str]
@@ -153,14 +166,18 @@ def _joint(f: _File, name: str, held: bool) -> tuple[float, float, float, float 
                     f"the file's motors (effort limit from {where}); kp = {KP_PER_EFFORT:g} x effort limit, kd = kp x "
                     f"{KD_PER_KP:g}; {arm_note}")
     if joint_range:
-        return (KP_PER_EFFORT * joint_range, KP_PER_EFFORT * joint_range * KD_PER_KP, joint_range, armature,
-                f"{'missing actuator' if m.nu else 'no actuator in the file'}: effort limit from the joint's "
-                f"actuator force range; kp = "
-                f"{KP_PER_EFFORT:g} x effort limit, kd = kp x {KD_PER_KP:g}; {arm_note}")
-    effort, how = _guessed_effort(m, f.data, j, held)
+        effort, how = joint_range, "from the joint's actuator force range"
+    else:
+        effort, how = _guessed_effort(m, f.data, j, held)
+        how = f"guessed {how} (check the motor's datasheet)"
+    if not m.nu and not held and armature is None:
+        kp, kd = armature_rule(float(m.dof_armature[m.jnt_dofadr[j]]))
+        return (kp, kd, effort, None,
+                f"no actuator in the file: {RULE_NOTE} (kp = J (2 pi {RULE_HZ:g} Hz)^2, kd = 2 x {RULE_DAMPING:g} x J "
+                f"x 2 pi {RULE_HZ:g} Hz; action scale 0.25 x effort limit / kp); effort limit {how}")
     return (KP_PER_EFFORT * effort, KP_PER_EFFORT * effort * KD_PER_KP, effort, armature,
-            f"{'missing actuator' if m.nu else 'no actuator in the file'}: effort limit guessed {how} (check the "
-            f"motor's datasheet); kp = {KP_PER_EFFORT:g} x effort limit, kd = kp x {KD_PER_KP:g}; {arm_note}")
+            f"{'missing actuator' if m.nu else 'no actuator in the file'}: effort limit {how}; kp = "
+            f"{KP_PER_EFFORT:g} x effort limit, kd = kp x {KD_PER_KP:g}; {arm_note}")
 
 
 def _guessed_effort(m: mujoco.MjModel, d: mujoco.MjData, j: int, held: bool) -> tuple[float, str]:
@@ -200,6 +217,7 @@ def draft_groups(f: _File, trained: list[str], held: list[str]) -> tuple[DraftGr
         keys.setdefault(key, []).append(name)
     out = []
     for (kp, kd, effort, armature, note, is_held), members in keys.items():
-        group = ActuatorGroup(covering_regex(members, driven), kp=kp, kd=kd, effort_limit=effort, armature=armature)
+        group = ActuatorGroup(covering_regex(members, driven), kp=kp, kd=kd, effort_limit=effort, armature=armature,
+                              action_scale="effort" if RULE_NOTE in note else None)
         out.append(DraftGroup(group, note, is_held))
     return tuple(out)
