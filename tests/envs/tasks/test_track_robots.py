@@ -78,6 +78,17 @@ def test_the_drafted_g1_with_its_broad_default_pose_builds_for_tracking(served):
     assert robot.welded_joint_names == ()
 
 
+def test_a_robot_by_name_tracks_with_the_wide_anchor_kernel_and_humanoid_track_keeps_mjlab_s(served):
+    """A drafted robot's tracking task weighs the anchor's position 2.0 on a (1 m)^2 kernel (configs/track.py
+    DRAFTED_TRACK_ENV: with mjlab's 0.5 on (0.3 m)^2 the G1-style model stood still on a walk); the built-in
+    humanoid-track keeps mjlab's."""
+    drafted, builtin = get_task(TASK).default_config().env, get_task("humanoid-track").default_config().env
+    assert isinstance(drafted, TrackEnvConfig) and isinstance(builtin, TrackEnvConfig)
+    assert (drafted.rewards.anchor_pos, drafted.reward_params.anchor_pos) == (2.0, 1.0)
+    assert (builtin.rewards.anchor_pos, builtin.reward_params.anchor_pos) == (0.5, 0.09)
+    assert dataclasses.replace(drafted.rewards, anchor_pos=0.5) == builtin.rewards
+
+
 def test_a_robot_by_name_tracks_a_29_column_csv(served, tmp_path, capsys):
     task = get_task(TASK)
     env_cfg = _env(task, tmp_path)
