@@ -4,9 +4,9 @@ check flags a kp above it with the band and the makers' values for that size of 
 The rule is motor physics (mjlab's, ``envs/robots/draft_gains.armature_rule``): a servo on a motor of reflected
 inertia J (the joint's armature) at natural frequency RULE_HZ and damping ratio RULE_DAMPING has kp = J (2 pi f)^2
 and kd = 2 zeta J (2 pi f). Without an armature the rule is a stiffness per effort limit (KP_PER_EFFORT_RULE). The
-band is BAND x the rule's kp, capped
-at the larger of EFFORT_CAP x the effort limit and the rule itself; kd at most KD_PER_KP_MAX x kp. It covers every
-value of MAKERS (``tests/envs/robot_check/test_check_band.py`` checks each against the band of its motor).
+band is BAND x the rule's kp, capped at the larger of EFFORT_CAP x the effort limit and the rule itself; kd at most
+KD_PER_KP_MAX x kp. It covers every value of MAKERS (``tests/envs/robot_check/test_check_band.py`` checks each
+against the band of its motor).
 
 That band is for joints a policy drives. A held joint carries what is above it and makers hold it stiffer (Unitree's
 G1 waist at 150-300, its motor's band 7.13-75): a held group's band reaches up to the holding rule's kp, HOLD x M g
