@@ -25,7 +25,9 @@ os.environ["CYCLONEDDS_URI"] = loopback_config()
 # Several pytest-xdist workers (the README's command: -n auto --dist loadgroup): tests/parallel.py.
 import pytest  # noqa: E402
 
-from tests import parallel  # noqa: E402
+from tests import onnx_registry, parallel  # noqa: E402
+
+onnx_registry.install()  # one torchlib registry for the process's ONNX exports (2.7 s each otherwise)
 
 
 @pytest.hookimpl(optionalhook=True)  # xdist's hook: -n auto

@@ -241,15 +241,24 @@ class _Tally:
     peak: np.ndarray | None = None
 
 
-def _touching(sim: Sim, feet: set[int], mine: set[int]) -> set[str]:
-    """Non-foot bodies of the robot touching anything that is not the robot."""
-    m, d = sim.model, sim.data
-    out = set()
-    for c in d.contact[:d.ncon]:
-        for g, other in ((c.geom1, c.geom2), (c.geom2, c.geom1)):
-            if m.geom_bodyid[g] in mine and m.geom_bodyid[other] not in mine and g not in feet:
-                out.add(mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_BODY, m.geom_bodyid[g]) or str(g))
-    return out
+class _Touching:
+    """Which non-foot bodies of the robot touch anything that is not the robot, from the contact arrays (a Python
+    loop over the contacts cost 0.4 ms a step, half of a standing trial)."""
+
+    def __init__(self, model: mujoco.MjModel, feet: set[int], mine: set[int]):
+        self.mine = np.isin(model.geom_bodyid, sorted(mine))
+        """Per geom: it belongs to the robot."""
+        self.counted = self.mine & ~np.isin(np.arange(model.ngeom), sorted(feet))
+        """Per geom: a robot geom that is not a foot."""
+        self.names = {int(g): mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, model.geom_bodyid[g]) or str(g)
+                      for g in np.flatnonzero(self.counted)}
+
+    def __call__(self, d: mujoco.MjData) -> set[str]:
+        if d.ncon == 0:
+            return set()
+        g1, g2 = d.contact.geom1[:d.ncon], d.contact.geom2[:d.ncon]
+        hit = np.concatenate([g1[self.counted[g1] & ~self.mine[g2]], g2[self.counted[g2] & ~self.mine[g1]]])
+        return {self.names[int(g)] for g in hit}
 
 
 def _last_second(sim: Sim, t: _Tally) -> None:
@@ -274,7 +283,7 @@ def standing(robot: ResolvedRobot, seconds: float = 4.0, supported: bool = False
     steps = int(round(seconds / m.opt.timestep))
     last = steps - int(round(1.0 / m.opt.timestep))
     settle = int(round(0.5 / m.opt.timestep))
-    feet, mine = foot_geoms(robot), robot_bodies(robot)
+    touching = _Touching(m, foot_geoms(robot), robot_bodies(robot))
     t = _Tally()
     diverged_at = None
     feet_at_settle = sim.foot_xy()
@@ -289,7 +298,7 @@ def standing(robot: ResolvedRobot, seconds: float = 4.0, supported: bool = False
         if k == settle:
             feet_at_settle = sim.foot_xy()
         if k >= settle:
-            for b in _touching(sim, feet, mine):
+            for b in touching(d):
                 t.contact_steps[b] = t.contact_steps.get(b, 0) + 1
         if k >= last:
             _last_second(sim, t)

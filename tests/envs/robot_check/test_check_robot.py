@@ -42,7 +42,8 @@ def _file_task(tmp_path: Path, text: str) -> str:
 
 def test_the_built_in_quadruped_is_ok(tmp_path):
     out = tmp_path / "check.json"
-    result = _tool("--task", "quadruped-flat", "--json", str(out))
+    # 256 random rollouts of 2 s (the tool runs 1024): a divergence rate of 1e-4 per step still shows
+    result = _tool("--task", "quadruped-flat", "--rollouts", "256", "--json", str(out))
     assert result.returncode == 0, result.stdout + result.stderr
     assert "robot check of quadruped-flat (quadruped): OK" in result.stdout
     report = json.loads(out.read_text())
@@ -53,7 +54,7 @@ def test_the_built_in_quadruped_is_ok(tmp_path):
     assert [r["group"] for r in report["step_response"]] == [".*_(hip|thigh)_joint", ".*_calf_joint"]
     for r in report["step_response"]:
         assert 0.0 < r["rise_time"] < advice.RISE_TIME and r["steady_state_error"] < 0.1
-    assert report["seconds"] < 60
+    assert report["solver"]["random_actions"]["rollouts"] == 256
 
 
 def test_a_weak_quadruped_sags_and_is_told_to_raise_kp(tmp_path):
