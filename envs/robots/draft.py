@@ -301,7 +301,7 @@ def _guesses(f: _Model, kind: str, groups: tuple[DraftGroup, ...]) -> tuple[str,
     """What the draft guessed, for the summary line (short phrases)."""
     out = [] if f.keyframe else [f"no keyframe: knees bent {knee_angle(kind):.2f} rad (a pose to review)"]
     if not f.model.nu:
-        legs = "of the legs by mjlab's rule on the file's armature, the rest "
+        legs = "of the legs 1 x effort limit, critically damped on the file's armature, the rest "
         out.append("no actuators in the file: kp, kd " + (legs if any(RULE_NOTE in g.note for g in groups) else "")
                    + "by rule from each joint's effort limit"
                    + (f" (held joints: at least {HOLD:g} x the weight they carry x its lever)"

@@ -36,8 +36,15 @@ RULE_HZ = 10.0
 J (2 pi RULE_HZ)^2 and kd = 2 RULE_DAMPING J (2 pi RULE_HZ)."""
 RULE_DAMPING = 2.0
 """Damping ratio of mjlab's rule (against the armature alone: about 0.3 to 1 with the links' inertia)."""
-RULE_NOTE = "mjlab's rule on the file's armature"
-"""The note of a trained joint drafted by ``armature_rule`` (its group acts at ``action_scale="effort"``)."""
+LEGS_DAMPING = 1.0
+"""A file without actuators: a trained joint's kd = 2 LEGS_DAMPING sqrt(kp J), J the file's armature (the motor's
+reflected inertia), at kp = KP_PER_EFFORT x its effort limit: Unitree's own G1 RL gains (unitree_rl_gym's deploy
+file: hips 100 / 2, knees 150 / 4, ankles 40 / 2) are 0.72-1.25 x their motors' effort limits and damp the
+armature at ratios 0.99 (hips), 1.03 (knees) and 1.86 (ankles). On the G1-style test model these legs reached the
+humanoid's tracking targets by name where mjlab's softer 10 Hz rule (``armature_rule``, the band's centre) did not
+(docs/robots.md)."""
+RULE_NOTE = "critically damped on the file's armature"
+"""The note of a trained joint of a file without actuators drafted by LEGS_DAMPING."""
 HOLD = 5.0
 """A held joint's drafted kp is at least HOLD x M g r, M the mass it carries (its body's subtree) and r the distance
 from its anchor to that mass's centre at the pose (``carried_stiffness``: gravity's toppling stiffness): a tilt of
@@ -171,10 +178,11 @@ def _joint(f: _File, name: str, held: bool) -> tuple[float, float, float, float 
         effort, how = _guessed_effort(m, f.data, j, held)
         how = f"guessed {how} (check the motor's datasheet)"
     if not m.nu and not held and armature is None:
-        kp, kd = armature_rule(float(m.dof_armature[m.jnt_dofadr[j]]))
+        kp = KP_PER_EFFORT * effort
+        kd = 2.0 * LEGS_DAMPING * float(np.sqrt(kp * m.dof_armature[m.jnt_dofadr[j]]))
         return (kp, kd, effort, None,
-                f"no actuator in the file: {RULE_NOTE} (kp = J (2 pi {RULE_HZ:g} Hz)^2, kd = 2 x {RULE_DAMPING:g} x J "
-                f"x 2 pi {RULE_HZ:g} Hz; action scale 0.25 x effort limit / kp); effort limit {how}")
+                f"no actuator in the file: kp = {KP_PER_EFFORT:g} x effort limit, kd {RULE_NOTE} (damping ratio "
+                f"{LEGS_DAMPING:g}: Unitree's G1 RL gains); effort limit {how}")
     return (KP_PER_EFFORT * effort, KP_PER_EFFORT * effort * KD_PER_KP, effort, armature,
             f"{'missing actuator' if m.nu else 'no actuator in the file'}: effort limit {how}; kp = "
             f"{KP_PER_EFFORT:g} x effort limit, kd = kp x {KD_PER_KP:g}; {arm_note}")
@@ -217,7 +225,6 @@ def draft_groups(f: _File, trained: list[str], held: list[str]) -> tuple[DraftGr
         keys.setdefault(key, []).append(name)
     out = []
     for (kp, kd, effort, armature, note, is_held), members in keys.items():
-        group = ActuatorGroup(covering_regex(members, driven), kp=kp, kd=kd, effort_limit=effort, armature=armature,
-                              action_scale="effort" if RULE_NOTE in note else None)
+        group = ActuatorGroup(covering_regex(members, driven), kp=kp, kd=kd, effort_limit=effort, armature=armature)
         out.append(DraftGroup(group, note, is_held))
     return tuple(out)

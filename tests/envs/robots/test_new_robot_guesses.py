@@ -14,7 +14,7 @@ from pathlib import Path
 import mujoco
 import pytest
 
-from envs.robot_check.band import MAKERS
+from envs.robot_check.band import MAKERS, band
 from envs.robots.draft import draft
 from envs.robots.draft_gains import HOLD, HOLD_DAMPING
 from envs.robots.draft_source import fit_lines
@@ -168,25 +168,32 @@ def test_held_joints_hold_what_they_carry_the_g1_waist_and_not_its_arms():
     assert (arms.group.kp, arms.group.kd, arms.group.effort_limit) == (25.0, 3.44, 25.0)
     assert "kp raised" not in arms.note and "kd raised from 0.625 to 3.44" in arms.note, arms.note
     trained = {g.group.joints: (g.group.kp, g.group.kd, g.group.action_scale) for g in d.groups if not g.held}
-    assert trained == {".*_hip_pitch_joint|.*_hip_yaw_joint": (40.2, 2.56, "effort"),  # mjlab's rule (next test)
-                       ".*_hip_roll_joint|.*_knee_joint": (99.1, 6.31, "effort"),
-                       ".*_ankle_pitch_joint|.*_ankle_roll_joint": (28.5, 1.81, "effort")}
+    assert trained == {".*_hip_pitch_joint|.*_hip_yaw_joint": (88.0, 1.89, None),  # the next test's rule
+                       ".*_hip_roll_joint|.*_knee_joint": (139.0, 3.74, None),
+                       ".*_ankle_pitch_joint|.*_ankle_roll_joint": (50.0, 1.2, None)}
     assert all(a is None for a in (g.group.action_scale for g in d.groups if g.held))
 
 
-def test_legs_of_a_file_without_actuators_on_mjlab_s_rule_from_their_armature() -> None:
-    """Issues 46 / 47: a file with no actuators but its motors' armature J (mjlab's G1) drafts its legs on mjlab's
-    rule, kp = J (2 pi 10 Hz)^2 and kd = 2 x 2 x J x 2 pi 10 Hz, at action scale 0.25 x effort limit / kp: mjlab's
-    own values for the G1's motors (``band.MAKERS``), named in each group's note and the summary line."""
+def test_legs_of_a_file_without_actuators_at_unitree_s_g1_gains_by_rule() -> None:
+    """Issues 46 / 47: a file with no actuators but its motors' effort limits and armature J (mjlab's G1) drafts its
+    legs at kp = 1 x the effort limit and kd = 2 sqrt(kp J) (damping ratio 1 on the armature), at the task's action
+    scale: within 0.8-1.3 x Unitree's own G1 RL gains for each motor (``band.MAKERS``), inside the band, named in
+    each group's note and the summary line."""
     m = mujoco.MjModel.from_xml_path(str(G1))
     d = draft(G1, "g1")
-    makers = {round(x.armature, 6): (x.kp, x.kd) for x in MAKERS if x.source.startswith("mjlab")}
+    unitree = {x.effort: (x.kp, x.kd) for x in MAKERS if x.source.startswith("unitree_rl_gym's G1")}
     for g in (g for g in d.groups if not g.held):
         joints = [m.joint(j).name for j in range(m.njnt) if re.fullmatch(g.group.joints, m.joint(j).name)]
-        armature = round(float(m.joint(joints[0]).armature[0]), 6)
-        assert (g.group.kp, g.group.kd) == pytest.approx(makers[armature], rel=0.01), g.group
-        assert "mjlab's rule on the file's armature" in g.note and g.group.armature is None, g.note
-    assert any("of the legs by mjlab's rule" in x for x in d.guesses), d.guesses
+        armature = float(m.joint(joints[0]).armature[0])
+        assert g.group.kp == g.group.effort_limit, g.group
+        assert g.group.kd == pytest.approx(2 * (g.group.kp * armature) ** 0.5, rel=0.01), g.group
+        kp, kd = unitree[g.group.effort_limit]
+        assert 0.8 < g.group.kp / kp < 1.3 and 0.55 < g.group.kd / kd < 1.1, (g.group, kp, kd)
+        b = band(g.group.effort_limit, armature)
+        assert b.low <= g.group.kp <= b.high and g.group.kd <= b.kd_high, (g.group, b)
+        assert "critically damped on the file's armature" in g.note and g.group.armature is None, g.note
+        assert g.group.action_scale is None
+    assert any("of the legs 1 x effort limit, critically damped" in x for x in d.guesses), d.guesses
 
 
 def _inertia(m: mujoco.MjModel, joint: str) -> float:
@@ -211,7 +218,7 @@ def test_held_joints_are_critically_damped_for_what_they_carry():
     """Issue 48: held joints are not observed, so they must not ring. At kd = kp / 40 the G1-style waist (138 / 3.45
     for a torso of 0.85 kg m^2 about its roll axis) had a damping ratio of 0.16 and its arms 0.3; the draft gives
     every held group kd >= 2 HOLD_DAMPING sqrt(kp I) for the largest inertia I its joints carry (HOLD_DAMPING 1);
-    the trained joints keep their rule's kd (mjlab's: the previous test)."""
+    the trained joints keep their rule's kd (on the armature alone: the previous test)."""
     m = mujoco.MjModel.from_xml_path(str(G1))
     d = draft(G1, "g1")
     held = [g for g in d.groups if g.held]
@@ -225,4 +232,4 @@ def test_held_joints_are_critically_damped_for_what_they_carry():
         ratio = g.group.kd / (2.0 * (g.group.kp * worst) ** 0.5)
         assert ratio == pytest.approx(HOLD_DAMPING, abs=0.005), (g.group.joints, ratio)
         assert "damping ratio 1 for the" in g.note, g.note
-    assert all("damping ratio" not in g.note for g in d.groups if not g.held)
+    assert all("damping ratio 1 for the" not in g.note for g in d.groups if not g.held)
