@@ -14,11 +14,12 @@
    when a gain has to change. A group left as it was that held the same values as a changed group of its joints'
    mirror twins takes that change too (a draft gives a joint whose actuator is missing a group of its own at its
    twin's values): left and right stay alike.
-2. Solver settings, cheapest first: the iterations of ITERATION_LADDER at the contact model the spec runs (the
-   robot file's cone and impratio unless the spec sets them); only if none passes, the other cone (a pyramidal
-   cone at impratio 1: MuJoCo advises against a high impratio with it), said in one line with the reason. Each
-   candidate is judged by the whole check (standing, feet not sliding, legs not splayed, SCREEN_ROLLOUTS random
-   rollouts, then ROLLOUTS: a divergence rate of 1e-5 per step is seen). The first that passes is taken.
+2. Solver settings (``fix_solver.py``), cheapest first: the iterations of ITERATION_LADDER at the contact model
+   the spec runs (the robot file's cone and impratio unless the spec sets them); only if none passes, the other
+   cone (a pyramidal cone at impratio 1: MuJoCo advises against a high impratio with it), said in one line with
+   the reason. Each candidate is judged by the whole check (standing, feet not sliding, legs not splayed,
+   SCREEN_ROLLOUTS random rollouts, then ROLLOUTS: a divergence rate of 1e-5 per step is seen). The first that
+   passes is taken.
 
 The result is a RobotSpec; ``envs/robots/spec_source.py`` turns it into a diff of the robot file.
 """
@@ -36,13 +37,10 @@ import mujoco
 
 from envs.robot_check.advice import (
     CONVERGED_SOLVER,
-    DIVERGENCE_RATE,
-    HIGH_IMPRATIO,
     OVERSHOOT,
     RISE_TIME,
     STEADY_STATE,
     TARGET_DAMPING,
-    Contact,
     Findings,
     file_contact,
     file_damping,
@@ -54,11 +52,12 @@ from envs.robot_check.advice import (
     stands,
 )
 from envs.robot_check.band import Band, band, held
-from envs.robot_check.rollouts import ROLLOUTS, ResetSpread, SolverTrial, solver_trial
+from envs.robot_check.fix_solver import search_solver, spec_with_solver
+from envs.robot_check.rollouts import ROLLOUTS, ResetSpread
 from envs.robot_check.servo import StepResponse, step_response
 from envs.robot_check.text import num
 from envs.robot_check.trials import Standing, quiet_mujoco_warnings
-from envs.robot_check.verdict import SCREEN_ROLLOUTS, converged_standing, evaluate, judged_standing
+from envs.robot_check.verdict import evaluate, judged_standing
 from envs.robots.patterns import covering_regex
 from envs.robots.resolved import ResolvedRobot
 from envs.robots.sides import twins
@@ -74,9 +73,6 @@ ROUNDS = 16
 """Rounds of the gain search at most."""
 GAIN_SOLVER = CONVERGED_SOLVER
 """Solver iterations / line-search iterations while gains are searched (MuJoCo's defaults: converged)."""
-ITERATION_LADDER = ((4, 6), (8, 10), (20, 20), (50, 50), (100, 50))
-"""Solver iterations / line-search iterations tried, cheapest first (from the task's usual 4 / 6: whether a policy
-trains as well at 2 / 4 was not measured)."""
 UNLIMITED_EFFORT = 1e4
 """Effort limit (N m) written for a file servo without a force range when it becomes an actuator group."""
 
@@ -105,7 +101,7 @@ def fix(spec: RobotSpec, spread: ResetSpread, collisions: str = "full", seconds:
     with quiet_mujoco_warnings():
         scene = SceneOptions(collisions)
         out.spec = _gains(spec, scene, seconds, out)
-        out.spec, trial = _solver(out.spec, scene, spread, seconds, out, rollouts)
+        out.spec, trial = search_solver(out.spec, scene, spread, seconds, rollouts, out.log, out.changes)
         robot = build(out.spec, scene)
         out.report = evaluate(robot, spread, seconds, rollouts, own=trial)
     out.seconds = round(time.perf_counter() - t0, 1)
@@ -136,20 +132,11 @@ def as_groups(spec: RobotSpec, robot: ResolvedRobot) -> tuple[ActuatorGroup, ...
                  for (kp, kd, effort), members in keys.items())
 
 
-def _with_solver(spec: RobotSpec, iterations: int, ls: int, contact: Contact | None = None,
-                 file: Contact | None = None) -> RobotSpec:
-    sim = dataclasses.replace(spec.sim, iterations=iterations, ls_iterations=ls)
-    if contact is not None and file is not None:
-        sim = dataclasses.replace(sim, cone=None if contact.cone == file.cone else contact.cone,  # type: ignore[arg-type]
-                                  impratio=None if contact.impratio == file.impratio else contact.impratio)
-    return dataclasses.replace(spec, sim=sim)
-
-
 def _gains(spec: RobotSpec, scene: SceneOptions, seconds: float, out: FixResult) -> RobotSpec:
     """Step 1 of the module docstring: rounds of standing and step responses at a converged solver."""
     solver = spec.sim
     for k in range(ROUNDS):
-        robot = build(_with_solver(spec, *GAIN_SOLVER), scene)
+        robot = build(spec_with_solver(spec, *GAIN_SOLVER), scene)
         stand, _ = judged_standing(robot, seconds)
         steps = step_response(robot)
         out.log.append(f"gains {k + 1}: base {num(stand.base_height)} m of {num(spec.base_height)} m"
@@ -327,57 +314,3 @@ def _eased(spec: RobotSpec, robot: ResolvedRobot, slow: list[StepResponse], out:
 def _round(x: float) -> float:
     """Three significant digits (what the spec file shows)."""
     return float(f"{x:.3g}")
-
-
-def _contacts(robot: ResolvedRobot) -> tuple[list[Contact], list[Contact]]:
-    """(the contact model the spec runs, unless a pyramidal cone with a high impratio; the departures from it, tried
-    only when it fails: the other cone, a pyramidal one at impratio 1)."""
-    now = model_contact(robot.model)
-    other = Contact("elliptic", max(now.impratio, 1.0)) if now.cone == "pyramidal" else Contact("pyramidal", 1.0)
-    if now.cone == "pyramidal" and now.impratio > HIGH_IMPRATIO:
-        return [], [other, Contact("pyramidal", 1.0)]
-    return [now], [other]
-
-
-def _solver(spec: RobotSpec, scene: SceneOptions, spread: ResetSpread, seconds: float, out: FixResult,
-            rollouts: int) -> tuple[RobotSpec, SolverTrial | None]:
-    """Step 2 of the module docstring."""
-    robot = build(spec, scene)
-    file = file_contact(robot)
-    kept, departures = _contacts(robot)
-    own = model_contact(robot.model)
-    failed = "none tried"
-    converged: dict[Contact, Standing | None] = {}
-    for it, ls, contact in [(it, ls, c) for tier in (kept, departures) for it, ls in ITERATION_LADDER for c in tier]:
-        cand = _with_solver(spec, it, ls, contact, file)
-        rb = build(cand, scene)
-        what = f"solver {it} / {ls}, {contact.text()}"
-        stand = judged_standing(rb, seconds)[0]
-        if contact not in converged:
-            converged[contact] = converged_standing(rb, seconds)
-        if not stands(stand, rb, converged[contact]):
-            drift = max(stand.foot_drift.values(), default=0.0)
-            out.log.append(f"{what}: does not stand (base {num(stand.base_height)} m, tilt "
-                           f"{num(math.degrees(stand.tilt))} deg, feet slide up to {num(drift)} m)")
-            failed = out.log[-1] if contact in kept else failed
-            continue
-        trial = None
-        for n in dict.fromkeys((min(SCREEN_ROLLOUTS, rollouts), rollouts)):
-            trial = solver_trial(rb, it, ls, contact.cone, n, spread=spread)
-            if trial.rate > DIVERGENCE_RATE:
-                break
-        assert trial is not None
-        out.log.append(f"{what}: {round(trial.diverged * trial.rollouts)} of {trial.rollouts} rollouts diverge, "
-                       f"{num(trial.steps_per_s)} steps/s")
-        failed = out.log[-1] if contact in kept else failed
-        if trial.rate <= DIVERGENCE_RATE:
-            if (it, ls) == (robot.model.opt.iterations, robot.model.opt.ls_iterations) and contact == own:
-                return spec, trial  # the spec's own settings: nothing to change
-            out.changes.append(f"solver: {what} (the cheapest that passes the check)")
-            if contact != own:
-                why = (f"a pyramidal cone at impratio {num(own.impratio)} is not advised (MuJoCo)" if not kept else
-                       f"no solver setting passes with it (the last: {failed})")
-                out.changes.append(f"contact: {contact.text()} instead of {own.text()}"
-                                   f"{' (the file' + chr(39) + 's)' if own == file else ''}: {why}")
-            return cand, trial
-    return spec, None

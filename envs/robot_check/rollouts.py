@@ -44,6 +44,8 @@ class SolverTrial:
     """Diverged rollouts per world-step (each rollout diverges once at most: a lower bound of the rate per step)."""
     impratio: float = 0.0
     """The impratio of the trial's model."""
+    solver: str = "newton"
+    """The constraint solver of the trial's model (``SOLVER_NAMES``)."""
 
 
 @dataclass(frozen=True)
@@ -82,11 +84,23 @@ def _start_states(robot: ResolvedRobot, m: mujoco.MjModel, rollouts: int, spread
     return states, ctrl
 
 
+SOLVER_NAMES = {mujoco.mjtSolver.mjSOL_NEWTON: "newton", mujoco.mjtSolver.mjSOL_CG: "cg",
+                mujoco.mjtSolver.mjSOL_PGS: "pgs"}
+"""``SimOverrides.solver``'s name of each MuJoCo constraint solver."""
+
+
+def solver_name(m: mujoco.MjModel) -> str:
+    """The model's constraint solver by ``SimOverrides.solver`` name."""
+    return SOLVER_NAMES[mujoco.mjtSolver(m.opt.solver)]
+
+
 def with_solver(model: mujoco.MjModel, iterations: int, ls_iterations: int, cone: str,
-                impratio: float | None = None) -> mujoco.MjModel:
-    """A copy of ``model`` with these solver settings."""
+                impratio: float | None = None, solver: str | None = None) -> mujoco.MjModel:
+    """A copy of ``model`` with these solver settings (``solver``: by name; None keeps the model's)."""
     m = copy.deepcopy(model)
     m.opt.iterations, m.opt.ls_iterations = iterations, ls_iterations
+    if solver is not None:
+        m.opt.solver = {v: k for k, v in SOLVER_NAMES.items()}[solver]
     m.opt.cone = mujoco.mjtCone.mjCONE_ELLIPTIC if cone == "elliptic" else mujoco.mjtCone.mjCONE_PYRAMIDAL
     if impratio is not None:
         m.opt.impratio = impratio
@@ -139,7 +153,8 @@ def solver_trial(robot: ResolvedRobot, iterations: int, ls_iterations: int, cone
         bad += int(_diverged(m, states, states0, steps).sum())
     total = rollouts * steps
     return SolverTrial(iterations, ls_iterations, cone, round(bad / rollouts, 4),
-                       round(total / max(elapsed, 1e-9)), rollouts, total, bad / total, float(m.opt.impratio))
+                       round(total / max(elapsed, 1e-9)), rollouts, total, bad / total, float(m.opt.impratio),
+                       solver_name(m))
 
 
 def _diverged(m: mujoco.MjModel, states: np.ndarray, states0: np.ndarray, steps: int) -> np.ndarray:

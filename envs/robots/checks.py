@@ -23,6 +23,8 @@ from envs.robots.spec import (
 
 CONES = ("pyramidal", "elliptic")
 """Allowed values of ``SimOverrides.cone``."""
+SOLVER_NAMES = ("newton", "cg", "pgs")
+"""Allowed values of ``SimOverrides.solver``."""
 INTEGRATOR_NAMES = ("euler", "implicitfast", "implicit", "rk4")
 """Allowed values of ``SimOverrides.integrator``."""
 COLLISIONS = ("full", "feet")
@@ -117,6 +119,8 @@ def _check_sim(robot: RobotSpec) -> None:
     sim = robot.sim
     if sim.cone is not None and sim.cone not in CONES:
         raise _fail(robot, "sim.cone", f"{sim.cone!r} is not allowed; allowed: {', '.join(CONES)} or None")
+    if sim.solver is not None and sim.solver not in SOLVER_NAMES:
+        raise _fail(robot, "sim.solver", f"{sim.solver!r} is not allowed; allowed: {', '.join(SOLVER_NAMES)} or None")
     if sim.integrator is not None and sim.integrator not in INTEGRATOR_NAMES:
         raise _fail(robot, "sim.integrator", f"{sim.integrator!r} is not allowed; allowed: "
                                              f"{', '.join(INTEGRATOR_NAMES)} or None")

@@ -39,6 +39,8 @@ _CONE = {"pyramidal": mujoco.mjtCone.mjCONE_PYRAMIDAL, "elliptic": mujoco.mjtCon
 INTEGRATORS = {"euler": mujoco.mjtIntegrator.mjINT_EULER, "implicitfast": mujoco.mjtIntegrator.mjINT_IMPLICITFAST,
                "implicit": mujoco.mjtIntegrator.mjINT_IMPLICIT, "rk4": mujoco.mjtIntegrator.mjINT_RK4}
 """``SimOverrides.integrator`` values."""
+SOLVERS = {"newton": mujoco.mjtSolver.mjSOL_NEWTON, "cg": mujoco.mjtSolver.mjSOL_CG, "pgs": mujoco.mjtSolver.mjSOL_PGS}
+"""``SimOverrides.solver`` values."""
 
 
 @dataclass(frozen=True)
@@ -145,6 +147,8 @@ def _apply_options(robot: RobotSpec, rspec: mujoco.MjSpec, solver_iterations: in
     sim = robot.sim
     if sim.timestep is not None:
         rspec.option.timestep = sim.timestep
+    if sim.solver is not None:
+        rspec.option.solver = SOLVERS[sim.solver]
     if sim.cone is not None:
         rspec.option.cone = _CONE[sim.cone]
     if sim.impratio is not None:

@@ -12,7 +12,8 @@ import pytest
 
 from envs.robot_check.advice import Contact, Findings, cone_finding, servo_findings
 from envs.robot_check.band import MAKERS, band, makers_for
-from envs.robot_check.fix import FixResult, _contacts, _into_band, _quicken, fix
+from envs.robot_check.fix import FixResult, _into_band, _quicken, fix
+from envs.robot_check.fix_solver import contacts as _contacts
 from envs.robot_check.servo import StepResponse, step_response
 from envs.robot_check.trials import quiet_mujoco_warnings
 from envs.robots.draft import draft

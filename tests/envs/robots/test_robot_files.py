@@ -297,6 +297,8 @@ MISTAKES = {  # case -> (spec fields, words of the one line)
     "actuators typo": (dict(actuators="files"), "field actuators: 'files' is not allowed; allowed: 'file'"),
     "cone typo": (dict(sim=SimOverrides(cone="eliptic")),  # type: ignore[arg-type]
                   "field sim.cone: 'eliptic' is not allowed; allowed: pyramidal, elliptic or None"),
+    "solver typo": (dict(sim=SimOverrides(solver="CG")),  # type: ignore[arg-type]
+                    "field sim.solver: 'CG' is not allowed; allowed: newton, cg, pgs or None"),
     "integrator typo": (dict(sim=SimOverrides(integrator="implicit_fast")),  # type: ignore[arg-type]
                         "field sim.integrator: 'implicit_fast' is not allowed; allowed: euler, implicitfast, implicit, "
                         "rk4 or None"),
