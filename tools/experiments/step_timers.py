@@ -70,6 +70,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("task", help="a locomotion task with a RobotSpec (quadruped-flat, menagerie:NAME, ...)")
     parser.add_argument("settings", nargs="*", type=_setting, help="ITERATIONS/LS_ITERATIONS/CONE[/SOLVER]")
+    parser.add_argument("--tolerance", type=float, default=None, help="opt.tolerance (default: the model's)")
+    parser.add_argument("--ls-tolerance", type=float, default=None, help="opt.ls_tolerance (default: the model's)")
     args = parser.parse_args(argv)
     from configs.catalog import get_task
     from envs.robot_check.rollouts import solver_name, with_solver
@@ -83,9 +85,15 @@ def main(argv: list[str] | None = None) -> None:
     own = (opt.iterations, opt.ls_iterations, "elliptic" if opt.cone == mujoco.mjtCone.mjCONE_ELLIPTIC
            else "pyramidal", solver_name(robot.model))
     print(f"{args.task}: {robot.model.ngeom} geoms, {robot.model.nv} dofs, timestep {opt.timestep:g} s, impratio "
-          f"{opt.impratio:g}; the task's solver {own[0]} / {own[1]} {own[2]} {own[3]}; us per step (1 thread)")
+          f"{opt.impratio:g}; the task's solver {own[0]} / {own[1]} {own[2]} {own[3]}; tolerance "
+          f"{args.tolerance or opt.tolerance:g}, ls_tolerance {args.ls_tolerance or opt.ls_tolerance:g}; us per step "
+          "(1 thread)")
     for it, ls, cone, solver in args.settings or [own]:
         m = with_solver(robot.model, it, ls, cone, solver=solver)
+        if args.tolerance is not None:
+            m.opt.tolerance = args.tolerance
+        if args.ls_tolerance is not None:
+            m.opt.ls_tolerance = args.ls_tolerance
         with quiet_mujoco_warnings():
             t = timed(robot, m, spread)
         print(f"  {it} / {ls} {cone} {solver or solver_name(m)}: step {t['step']:.1f}, collision "
