@@ -5,8 +5,9 @@ The iterations of ITERATION_LADDER, cheapest first, each judged by the whole che
 legs not splayed, SCREEN_ROLLOUTS random rollouts, then the full trial): the first that passes is taken. Only when
 none passes at the spec's contact model, the other cone (a pyramidal cone at impratio 1: MuJoCo advises against a
 high impratio with it), said in one line with the reason. The constraint solver stays the file's: CG at 16 / 16,
-which passes the check on the Unitree-style test model at 1.6x Newton 20 / 20's physics steps/s, trained worse
-in the same 10 minutes (docs/robots.md), so the check's pass is not enough to pick a solver.
+which passes the check on the Unitree-style test model at 1.6x Newton 20 / 20's physics steps/s, tracked no
+better in the same 10 minutes and diverged in 1-2 of 100 episodes under the trained policy (docs/robots.md), so
+the check's pass is not enough to pick a solver.
 """
 
 from __future__ import annotations

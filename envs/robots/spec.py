@@ -146,7 +146,7 @@ class SimOverrides:
     """Line-search iterations per solver iteration (``env.ls_iterations`` overrides this again)."""
     solver: Optional[Literal["newton", "cg", "pgs"]] = None
     """Constraint solver (``--fix`` keeps the file's: CG, cheaper per step on the Unitree-style test model, passed
-    the robot check there but trained worse; docs/robots.md)."""
+    the robot check there but diverged under the trained policy; docs/robots.md)."""
     cone: Optional[Literal["pyramidal", "elliptic"]] = None
     """Friction cone (Menagerie files often use elliptic, which costs more per contact)."""
     impratio: Optional[float] = None
