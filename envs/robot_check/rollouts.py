@@ -16,6 +16,7 @@ import numpy as np
 
 from envs.robot_check.trials import HUGE_VEL, Sim, action_scale, robot_bodies
 from envs.robots.resolved import ResolvedRobot
+from envs.scenes.assemble import SOLVERS
 
 ROLLOUTS = 1024
 """Rollouts of the divergence trial (``solver_trial``)."""
@@ -84,8 +85,7 @@ def _start_states(robot: ResolvedRobot, m: mujoco.MjModel, rollouts: int, spread
     return states, ctrl
 
 
-SOLVER_NAMES = {mujoco.mjtSolver.mjSOL_NEWTON: "newton", mujoco.mjtSolver.mjSOL_CG: "cg",
-                mujoco.mjtSolver.mjSOL_PGS: "pgs"}
+SOLVER_NAMES = {solver: name for name, solver in SOLVERS.items()}
 """``SimOverrides.solver``'s name of each MuJoCo constraint solver."""
 
 
@@ -100,7 +100,7 @@ def with_solver(model: mujoco.MjModel, iterations: int, ls_iterations: int, cone
     m = copy.deepcopy(model)
     m.opt.iterations, m.opt.ls_iterations = iterations, ls_iterations
     if solver is not None:
-        m.opt.solver = {v: k for k, v in SOLVER_NAMES.items()}[solver]
+        m.opt.solver = SOLVERS[solver]
     m.opt.cone = mujoco.mjtCone.mjCONE_ELLIPTIC if cone == "elliptic" else mujoco.mjtCone.mjCONE_PYRAMIDAL
     if impratio is not None:
         m.opt.impratio = impratio
