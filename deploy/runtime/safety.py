@@ -5,9 +5,12 @@ It drives every joint the policy's servos drive: the trained joints (policy orde
 like the trained joints' by ``held_torque_limits``; no range is exported for them, their pose lies in it).
 
 Modes (``Safety.mode``), each latched until the runtime is restarted:
-    run      the policy's targets, clipped to the joint ranges (less a margin), moved at most ``max_target_rate``
-             per second, and clamped so that the PD torque ``kp (target - q) - kd qd`` stays within the torque
-             limits (a firmware that does not saturate gets no more than the servo of training gave).
+    run      the policy's targets, clipped to the joint ranges widened on each side by ``torque_limit / kp`` (less
+             a margin), moved at most ``max_target_rate`` per second, and clamped so that the PD torque
+             ``kp (target - q) - kd qd`` stays within the torque limits (a firmware that does not saturate gets no
+             more than the servo of training gave). The widening is training's: its targets are not clipped to the
+             ranges, so a policy may press a joint against its stop with up to the motor's torque (the G1-style
+             ankles roll do, on 60% of ticks); a target further out adds no torque once the joint is in range.
     stance   the watchdog fired (stale or non-finite sensor data, a missed deadline): the targets go to the
              default pose (held joints: their pose) at the rate limit, with the policy's stiffness and
              ``stance_kd_scale`` x its damping.
@@ -44,7 +47,8 @@ class SafetyConfig:
     max_target_rate: float = 30.0
     """Largest change of a joint target per second (rad/s), in every mode."""
     limit_margin: float = 0.0
-    """Targets stay this far inside the joint ranges of the metadata (rad)."""
+    """Targets stay this far inside the joint ranges of the metadata widened by ``torque_limit / kp`` (rad; the
+    module docstring says why the widening)."""
     stance_kd_scale: float = 2.0
     """Damping of the stance relative to the policy's kd."""
     estop_kd_scale: float = 2.0
@@ -71,8 +75,10 @@ class Safety:
         ranges = list(meta["joint_pos_limits"]) + [[None, None]] * len(self.hold)
         lim = np.array([[-np.inf if lo is None else lo, np.inf if hi is None else hi] for lo, hi in ranges],
                        dtype=np.float64)
-        self.low, self.high = lim[:, 0] + cfg.limit_margin, lim[:, 1] - cfg.limit_margin
         self.torque = np.asarray(servos.torque_limits, dtype=np.float64)
+        with np.errstate(divide="ignore"):  # kp 0 or no torque limit: the range itself
+            slack = np.where((self.kp > 0) & np.isfinite(self.torque), self.torque / self.kp, 0.0)
+        self.low, self.high = lim[:, 0] - slack + cfg.limit_margin, lim[:, 1] + slack - cfg.limit_margin
         self.mode = "run"
         self.reason = ""
         """Why the mode first left ``run`` (one line)."""

@@ -40,7 +40,8 @@ HELD = ("waist_yaw_joint", "left_shoulder_pitch_joint", "left_elbow_joint", "rig
         "right_elbow_joint", "left_wrist_joint", "right_wrist_joint")
 HELD_KP, HELD_KD, HELD_TORQUE = [100.0] * 5 + [5.0] * 2, [2.0] * 5 + [0.1] * 2, [60.0] * 5 + [5.0] * 2
 """The arm group's servo on the waist, shoulders and elbows, the wrist group's on the wrists."""
-NO_HELD_SHA256 = "86af562270891a926b952e2f8ae0dcc8a7a8e9c39f58842fb7f96713c935a070"
+NO_HELD_SHA256 = "5dece5cbd3b2eb1509e750ef8a45c60a52cd4c04942d53c07866f7f22537d37a"
+"""Changed on purpose once: the joint ranges widened by torque_limit / kp (deploy/runtime/safety.py)."""
 """``_no_held_commands`` computed by the runtime before it drove held joints (main at 5774532)."""
 
 

@@ -182,12 +182,29 @@ def test_targets_respect_joint_ranges_rate_and_torque_limits(meta):
     limits = np.array(meta["joint_pos_limits"], dtype=float)
     target, kp, kd = ctl.safety.command(q + 100.0, q, np.zeros(12))
     torque = np.array(meta["torque_limits"])
-    assert (target <= limits[:, 1] + 1e-12).all()
+    assert (target <= limits[:, 1] + torque / kp + 1e-12).all()
     np.testing.assert_allclose(np.minimum(kp * (target - q), torque), kp * (target - q))
     assert (kp * (target - q) <= torque + 1e-9).all() and ctl.safety.clipped == 1
     slow = Controller(OnnxPolicy(POLICY), meta["joint_names"], SafetyConfig(max_target_rate=2.0))
     t1, _, _ = slow.safety.command(q + 0.5, q, np.zeros(12))
     np.testing.assert_allclose(t1, q + 2.0 * 0.02)
+
+
+def test_a_joint_at_its_stop_is_pressed_with_up_to_the_motor_torque_as_in_training(meta):
+    """Training does not clip targets to the joint ranges: the runtime lets a target pass a range by up to
+    torque_limit / kp (the motor's whole torque against the stop), and no further."""
+    ctl = Controller(OnnxPolicy(POLICY), meta["joint_names"], SafetyConfig(max_target_rate=1000.0))
+    limits = np.array(meta["joint_pos_limits"], dtype=float)
+    q = limits[:, 1].copy()  # every joint at its upper stop
+    kp, torque = ctl.safety.kp, np.array(meta["torque_limits"])
+    target, _, _ = ctl.safety.command(q + 0.5 * torque / kp, q, np.zeros(12))
+    np.testing.assert_allclose(target, q + 0.5 * torque / kp)  # half the torque against the stop: kept
+    target, _, _ = ctl.safety.command(q + 3.0 * torque / kp, q, np.zeros(12))
+    np.testing.assert_allclose(target, q + torque / kp)  # the whole torque, no further
+    margin = Controller(OnnxPolicy(POLICY), meta["joint_names"], SafetyConfig(max_target_rate=1000.0,
+                                                                               limit_margin=0.01))
+    target, _, _ = margin.safety.command(q + 3.0 * torque / kp, q, np.zeros(12))
+    np.testing.assert_allclose(target, q + torque / kp - 0.01)
 
 
 class FakeRobot:
