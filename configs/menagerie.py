@@ -1,5 +1,5 @@
-"""``--task menagerie:NAME[@ENTRY][:flat|:rough|:track|:deploy]``: a MuJoCo Menagerie robot by name
-(``envs/robots/menagerie.py``).
+"""``--task menagerie:NAME[@ENTRY][+fast][:flat|:rough|:track|:deploy]``: a MuJoCo Menagerie robot by name
+(``envs/robots/menagerie.py``; ``+fast``: the cheaper contact model of its ``fast_contact``).
 
 A reviewed spec shipped here (``configs/menagerie_robots/NAME.py`` or ``NAME@ENTRY.py``, defining ``flat`` and
 ``rough`` like any robot file) takes precedence. Without one, the spec is drafted from the robot's file
@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from configs.drafted import drafted_task, file_deploy_task
+from contract.errors import UserError
 from envs.registry import TaskSpec, load_file_task, remember
 from envs.robots.draft import draft
-from envs.robots.menagerie import MenagerieRef, files_digest, parse, xml_path
+from envs.robots.menagerie import MenagerieRef, fast_contact, files_digest, parse, xml_path
 from envs.robots.spec import ActuatorGroup, RobotSpec, SimOverrides
 from envs.robots.spec_source import write_atomic
 
@@ -44,15 +45,23 @@ def menagerie_task(task: str) -> TaskSpec:
     ref = parse(task)
     reviewed = REVIEWED / f"{ref.robot_id}.py"
     if reviewed.is_file():
+        if ref.fast:
+            raise UserError(f"--task {task}: the reviewed spec {reviewed} sets its own contact model (its sim="
+                            "SimOverrides(cone=..., impratio=..., foot_condim=...)); +fast is for drafted robots")
         spec = (file_deploy_task(f"{reviewed}:deploy") if ref.terrain == "deploy"
                 else load_file_task(f"{reviewed}:{ref.terrain}"))
         print(f"{task}: the reviewed spec {reviewed}")
         return remember(dataclasses.replace(spec, name=task))
     path = xml_path(ref)
     d = draft(path, ref.robot_id.replace("@", "_"))
-    robot, how = fixed(ref, d.spec)
+    robot, how = fixed(ref, fast_contact(d.spec) if ref.fast else d.spec)
     print(f"{task}: no reviewed spec in this repo: the spec drafted from {path} (python -m tools.new_robot "
-          f"menagerie:{ref.robot_id} writes it) with the robot check's --fix settings ({how})")
+          f"menagerie:{ref.robot_id}{'+fast' if ref.fast else ''} writes it) with the robot check's --fix settings "
+          f"({how})")
+    if ref.fast:
+        print(f"{task}: +fast: a pyramidal cone at impratio 1 and feet of condim 3 (MuJoCo Playground's and mjlab's "
+              "contact model), not the file's; rehearse the policy on the file's own with python -m deploy.rehearse "
+              f"POLICY --model {path}")
     if ref.terrain == "track":
         from configs.track import drafted_track_task
 
@@ -61,18 +70,24 @@ def menagerie_task(task: str) -> TaskSpec:
     return remember(spec)
 
 
+def cache_path(ref: MenagerieRef) -> Path:
+    """Where ``fixed`` keeps the ``--fix`` settings of ``ref``'s robot file (``+fast``: apart)."""
+    fast = "+fast" if ref.fast else ""
+    return cache_dir() / f"{ref.robot_id}{fast}-{files_digest(ref)[:16]}-v{FIX_VERSION}.json"
+
+
 def fixed(ref: MenagerieRef, spec: RobotSpec) -> tuple[RobotSpec, str]:
     """``spec`` with the ``--fix`` settings: from the cache, else searched now and cached; and how."""
     from envs.robot_check.fix import fix
     from envs.robot_check.rollouts import ResetSpread
     from envs.tasks.locomotion.config import LocomotionEnvConfig
 
-    path = cache_dir() / f"{ref.robot_id}-{files_digest(ref)[:16]}-v{FIX_VERSION}.json"
+    path = cache_path(ref)
     if path.is_file():
         saved = json.loads(path.read_text())
         return _applied(spec, saved), f"cached in {path}"
     rnd = LocomotionEnvConfig().randomization
-    result = fix(spec, ResetSpread(rnd.init_joint_scale, rnd.init_base_vel))
+    result = fix(spec, ResetSpread(rnd.init_joint_scale, rnd.init_base_vel), fast=ref.fast)
     saved = {"actuators": [dataclasses.asdict(g) for g in result.spec.actuators]
              if not isinstance(result.spec.actuators, str) else result.spec.actuators,
              "sim": dataclasses.asdict(result.spec.sim), "verdict": result.report["verdict"],

@@ -83,12 +83,12 @@ def seed_fix_cache(task: str) -> Path:
 
     import configs.menagerie as menagerie_config
     from envs.robots.draft import draft
-    from envs.robots.menagerie import files_digest, parse, xml_path
+    from envs.robots.menagerie import fast_contact, parse, xml_path
 
     ref = parse(task)
     spec = draft(xml_path(ref), ref.robot_id.replace("@", "_")).spec
-    name = f"{ref.robot_id}-{files_digest(ref)[:16]}-v{menagerie_config.FIX_VERSION}.json"
-    path = menagerie_config.cache_dir() / name
+    spec = fast_contact(spec) if ref.fast else spec
+    path = menagerie_config.cache_path(ref)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"actuators": [dataclasses.asdict(g) for g in spec.actuators],
                                 "sim": dataclasses.asdict(spec.sim), "verdict": "OK", "changes": [], "seconds": 0}))

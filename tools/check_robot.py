@@ -96,9 +96,12 @@ def _fix(task: TaskSpec, seconds: float, write: bool, rollouts: int) -> dict:
         raise UserError(f"--fix on a tracking task ({task.name}): the gains and solver it runs are the robot file's; "
                         f"search them on the locomotion task: python -m tools.check_robot {flat} --fix [--write], "
                         f"then check {task.name} again")
+    from envs.robots.menagerie import is_menagerie, parse
+
     cfg = env_config(task)
     spec = robot_of(task).spec
-    result = fix(spec, spread_of(cfg), cfg.collisions, seconds, rollouts)
+    fast = is_menagerie(task.name) and parse(task.name).fast
+    result = fix(spec, spread_of(cfg), cfg.collisions, seconds, rollouts, fast)
     report = dict(result.report, task=task.name, seconds=result.seconds, fix_changes=result.changes,
                   fix_log=result.log)
     print(render(report))

@@ -14,6 +14,7 @@ Menagerie name, ...).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -35,7 +36,7 @@ def _run(args: argparse.Namespace) -> int:
     from contract.errors import UserError
     from envs.robots.draft import draft
     from envs.robots.draft_source import mjcf_source, source
-    from envs.robots.menagerie import is_menagerie, parse, xml_path
+    from envs.robots.menagerie import fast_contact, is_menagerie, parse, xml_path
     from envs.robots.spec_source import write_atomic
 
     menagerie = None
@@ -51,6 +52,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.out is not None and args.out.exists() and not args.force:
         raise UserError(f"new robot: {args.out} exists; --force overwrites it")
     d = draft(path, name)
+    if menagerie and ref.fast:
+        d = dataclasses.replace(d, spec=fast_contact(d.spec))
     mjcf = mjcf_source(path, args.out, (menagerie[0], menagerie[1] or "") if menagerie else None)
     if menagerie and not menagerie[1]:
         mjcf = mjcf.replace(', ""', "")

@@ -8,7 +8,8 @@
    TARGET_DAMPING, the joint damping of the file counted; a sag or a fall raises kp by KP_STEP (kd in proportion)
    of the groups whose joints are furthest from their pose (legs splayed: of the splayed sideways joints' groups
    first), never above the band; feet sliding or legs splayed under contact settings other than the robot file's
-   get the file's back; once it stands, a slow or short step response lowers a kd above what TARGET_DAMPING needs
+   get the file's back (not under ``menagerie:NAME+fast``'s, asked for: ``fix``'s ``fast``); once it stands, a slow
+   or short step response lowers a kd above what TARGET_DAMPING needs
    (the file's joint damping counted), else raises that trained group's kp up to the rule's kp at most (held
    groups never step: never raised for it). A file's own servos (``actuators="file"``) become actuator groups only
    when a gain has to change. A group left as it was that held the same values as a changed group of its joints'
@@ -52,7 +53,7 @@ from envs.robot_check.advice import (
     stands,
 )
 from envs.robot_check.band import Band, band, held
-from envs.robot_check.fix_solver import search_solver, spec_with_solver
+from envs.robot_check.fix_solver import FAST_LADDER, ITERATION_LADDER, search_solver, spec_with_solver
 from envs.robot_check.rollouts import ROLLOUTS, ResetSpread
 from envs.robot_check.servo import StepResponse, step_response
 from envs.robot_check.text import num
@@ -93,15 +94,18 @@ class FixResult:
 
 
 def fix(spec: RobotSpec, spread: ResetSpread, collisions: str = "full", seconds: float = 4.0,
-        rollouts: int = ROLLOUTS) -> FixResult:
+        rollouts: int = ROLLOUTS, fast: bool = False) -> FixResult:
     """Search settings for ``spec`` that pass the whole check (module docstring); ``rollouts``: of the random-action
-    trial that decides a solver setting."""
+    trial that decides a solver setting. ``fast``: ``spec`` runs ``menagerie:NAME+fast``'s contact model
+    (``envs/robots/menagerie.py`` ``fast_contact``), which is kept as asked (legs splayed or feet sliding under it
+    get stiffer legs, not the file's contact model back) and searched on ``fix_solver.FAST_LADDER``."""
     t0 = time.perf_counter()
     out = FixResult(spec, {})
     with quiet_mujoco_warnings():
         scene = SceneOptions(collisions)
-        out.spec = _gains(spec, scene, seconds, out)
-        out.spec, trial = search_solver(out.spec, scene, spread, seconds, rollouts, out.log, out.changes)
+        out.spec = _gains(spec, scene, seconds, out, fast)
+        out.spec, trial = search_solver(out.spec, scene, spread, seconds, rollouts, out.log, out.changes,
+                                        FAST_LADDER if fast else ITERATION_LADDER)
         robot = build(out.spec, scene)
         out.report = evaluate(robot, spread, seconds, rollouts, own=trial)
     out.seconds = round(time.perf_counter() - t0, 1)
@@ -132,8 +136,9 @@ def as_groups(spec: RobotSpec, robot: ResolvedRobot) -> tuple[ActuatorGroup, ...
                  for (kp, kd, effort), members in keys.items())
 
 
-def _gains(spec: RobotSpec, scene: SceneOptions, seconds: float, out: FixResult) -> RobotSpec:
-    """Step 1 of the module docstring: rounds of standing and step responses at a converged solver."""
+def _gains(spec: RobotSpec, scene: SceneOptions, seconds: float, out: FixResult, keep_contact: bool) -> RobotSpec:
+    """Step 1 of the module docstring: rounds of standing and step responses at a converged solver
+    (``keep_contact``: never the file's contact model back)."""
     solver = spec.sim
     for k in range(ROUNDS):
         robot = build(spec_with_solver(spec, *GAIN_SOLVER), scene)
@@ -142,7 +147,7 @@ def _gains(spec: RobotSpec, scene: SceneOptions, seconds: float, out: FixResult)
         out.log.append(f"gains {k + 1}: base {num(stand.base_height)} m of {num(spec.base_height)} m"
                        f"{' (supported)' if stand.supported else ''}, tilt {num(math.degrees(stand.tilt))} deg; "
                        + ", ".join(f"{s.group} kp {num(s.kp)} kd {num(s.kd)}" for s in steps))
-        changed = _adjust(spec, robot, stand, steps, out)
+        changed = _adjust(spec, robot, stand, steps, out, keep_contact)
         if changed is None:
             break
         spec = _mirror_kept(as_groups(spec, robot), changed, robot, out)
@@ -151,7 +156,7 @@ def _gains(spec: RobotSpec, scene: SceneOptions, seconds: float, out: FixResult)
 
 
 def _adjust(spec: RobotSpec, robot: ResolvedRobot, stand: Standing, steps: list[StepResponse],
-            out: FixResult) -> RobotSpec | None:
+            out: FixResult, keep_contact: bool = False) -> RobotSpec | None:
     """One round's change (servos first, then contact settings, then kp), or None: nothing to change."""
     opt = robot.model.opt
     euler = opt.integrator == mujoco.mjtIntegrator.mjINT_EULER
@@ -167,7 +172,7 @@ def _adjust(spec: RobotSpec, robot: ResolvedRobot, stand: Standing, steps: list[
     if stands(stand, robot):
         return _quicken(spec, robot, steps, out)
     now, file = model_contact(robot.model), file_contact(robot)
-    if (sliding(stand) or splayed(stand)) and not stand.supported and now != file:
+    if (sliding(stand) or splayed(stand)) and not stand.supported and now != file and not keep_contact:
         why = "the legs splayed" if splayed(stand) else "the feet slid and the robot sank"
         out.changes.append(f"contact settings: the robot file's ({file.text()}) instead of {now.text()}: {why}")
         return dataclasses.replace(spec, sim=dataclasses.replace(spec.sim, cone=None, impratio=None))

@@ -23,6 +23,8 @@ from envs.robots.spec import (
 
 CONES = ("pyramidal", "elliptic")
 """Allowed values of ``SimOverrides.cone``."""
+FOOT_CONDIMS = (1, 3, 4, 6)
+"""Allowed values of ``SimOverrides.foot_condim`` (MuJoCo's contact dimensionalities)."""
 SOLVER_NAMES = ("newton", "cg", "pgs")
 """Allowed values of ``SimOverrides.solver``."""
 INTEGRATOR_NAMES = ("euler", "implicitfast", "implicit", "rk4")
@@ -124,6 +126,9 @@ def _check_sim(robot: RobotSpec) -> None:
     if sim.integrator is not None and sim.integrator not in INTEGRATOR_NAMES:
         raise _fail(robot, "sim.integrator", f"{sim.integrator!r} is not allowed; allowed: "
                                              f"{', '.join(INTEGRATOR_NAMES)} or None")
+    if sim.foot_condim is not None and (isinstance(sim.foot_condim, bool) or sim.foot_condim not in FOOT_CONDIMS):
+        raise _fail(robot, "sim.foot_condim", f"{sim.foot_condim!r} is not allowed; allowed: "
+                                              f"{', '.join(map(str, FOOT_CONDIMS))} or None")
     _number(robot, "sim.timestep", sim.timestep, positive=True, optional=True)
     _number(robot, "sim.impratio", sim.impratio, positive=True, optional=True)
     for name in ("iterations", "ls_iterations"):

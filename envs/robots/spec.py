@@ -151,6 +151,9 @@ class SimOverrides:
     """Friction cone (Menagerie files often use elliptic, which costs more per contact)."""
     impratio: Optional[float] = None
     """Ratio of frictional to normal constraint impedance (Menagerie files often use 100)."""
+    foot_condim: Optional[int] = None
+    """Contact dimensionality of the foot geoms (FOOT_CONDIMS: 1 frictionless, 3 sliding friction, 4 and torsional,
+    6 and rolling; Menagerie's Go2 feet use 6, MuJoCo Playground's and mjlab's Go1 / Go2 feet 3)."""
     integrator: Optional[Literal["euler", "implicitfast", "implicit", "rk4"]] = None
     """Numerical integrator. A file without one gets MuJoCo's default, Euler, which applies the servos' kd
     explicitly: a stiff kd on a light joint (an ankle, a wrist) then oscillates at 5 ms steps; ``implicitfast``

@@ -91,6 +91,7 @@ def build(robot: RobotSpec, options: SceneOptions = PLAIN) -> ResolvedRobot:
     weld(rspec, m0, plan, names.joints)
     _strip_file_extras(rspec)
     _apply_options(robot, rspec, options.solver_iterations, options.ls_iterations)
+    _foot_condim(robot, rspec, feet)
     geom_name = name_geoms(rspec, m0, names.bodies, contacts.sensed)
     filter_collisions(rspec, contacts, collisions)
     # the scene's names get SCENE_PREFIX; the robot's names and options stay as in its file
@@ -161,6 +162,16 @@ def _apply_options(robot: RobotSpec, rspec: mujoco.MjSpec, solver_iterations: in
     ls = ls_iterations if ls_iterations is not None else sim.ls_iterations
     if ls is not None:
         rspec.option.ls_iterations = ls
+
+
+def _foot_condim(robot: RobotSpec, rspec: mujoco.MjSpec, feet: Feet) -> None:
+    """``sim.foot_condim`` on every foot geom (the file's own value when None)."""
+    if robot.sim.foot_condim is None:
+        return
+    by_id = {g.id: g for g in rspec.geoms}
+    for gs in feet.geoms:
+        for g in gs:
+            by_id[g].condim = robot.sim.foot_condim
 
 
 def _adr(model: mujoco.MjModel, sensors: tuple[str, ...], first: int = 0, count: int = 1) -> tuple[int, ...]:

@@ -7,7 +7,8 @@ or ``file`` (the scene's position servos at the training timestep); ``+noise`` t
 none); ``+safety`` the runtime's safety layer (``deploy/runtime/safety.py``), ``+range`` the same with every
 target clipped at the joint ranges themselves (the runtime before commit 883784d); neither: the policy's targets
 as they are. Prints, per setting, the forward distance, the mean linear tracking error from 2 s after the command
-and the ticks on which the safety changed a target, by joint. docs/deploy.md (step 3) quotes it:
+and the ticks on which the safety changed a target, by joint; ``--model FILE.xml`` simulates the maker's file
+instead of the policy file's scene (``deploy/maker_model.py``). docs/deploy.md (step 3) quotes it:
 
     python -m tools.experiments.rehearsal_lockstep g1.onnx file torque_pd torque_pd+noise torque_pd+range
 """
@@ -40,11 +41,11 @@ def _setting(text: str) -> tuple[str, str, bool, str]:
 
 
 def run(policy_file: str, seconds: float, command: tuple[float, float, float], actuation: str, noise: bool,
-        safety: str) -> dict[str, object]:
+        safety: str, model: str = "") -> dict[str, object]:
     """One lock-step run: forward distance (m), mean linear tracking error (m/s), whether it fell, the ticks on
-    which the safety changed a target, per joint."""
+    which the safety changed a target, per joint. ``model``: the rehearsal's ``--model`` (torque_pd only)."""
     cfg = SimRobotConfig(policy=policy_file, seconds=seconds, actuation=actuation,
-                         noise=Noise() if noise else Noise(0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
+                         noise=Noise() if noise else Noise(0.0, 0.0, 0.0, 0.0, 0.0, 0.0), model=model)
     robot = SimulatedRobot(cfg)
     policy = OnnxPolicy(policy_file)
     ctl = Controller(policy, robot.joint_names)
@@ -90,10 +91,12 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("settings", nargs="+", type=_setting, metavar="SETTING")
     p.add_argument("--seconds", type=float, default=20.0, help="length of each run (s)")
     p.add_argument("--command", default="0.5,0,0", help="vx,vy,yaw_rate after the first second")
+    p.add_argument("--model", default="", help="an MJCF of the robot to simulate instead of the policy file's scene "
+                                               "(the maker's file; torque_pd settings only)")
     args = p.parse_args(argv)
     command = tuple(float(x) for x in args.command.split(","))
     for text, *setting in args.settings:
-        r = run(args.policy, args.seconds, command, *setting)  # type: ignore[arg-type]
+        r = run(args.policy, args.seconds, command, *setting, model=args.model)  # type: ignore[arg-type]
         print(f"{text}: forward {r['forward_m']:.2f} m, lin. error "
               f"{'-' if r['lin_err'] is None else format(r['lin_err'], '.3f')} m/s, fell {r['fell']}, "
               f"targets changed by the safety (ticks per joint): {r['changed'] or 'none'}", flush=True)

@@ -71,6 +71,32 @@ def test_another_entry_point_and_its_errors(served, capsys):
         assert words in str(e.value) and len(str(e.value).splitlines()) == 1, e.value
 
 
+def test_fast_is_the_cheaper_contact_model_said_and_cached_apart(served, capsys):
+    import mujoco
+
+    cached, file_cached = _seed("menagerie:unitree_go2+fast"), _seed("menagerie:unitree_go2")
+    assert cached.name.startswith("unitree_go2+fast-") and cached != file_cached
+    task = get_task("menagerie:unitree_go2+fast:deploy")
+    out = capsys.readouterr().out.splitlines()
+    assert f"with the robot check's --fix settings (cached in {cached})" in out[0], out[0]
+    assert out[1] == ("menagerie:unitree_go2+fast:deploy: +fast: a pyramidal cone at impratio 1 and feet of condim 3 "
+                      "(MuJoCo Playground's and mjlab's contact model), not the file's; rehearse the policy on the "
+                      "file's own with python -m deploy.rehearse POLICY --model "
+                      f"{served / 'unitree_go2' / 'go2.xml'}"), out[1]
+    m = robot_of(task).model
+    feet = {g for foot in robot_of(task).foot_geom_ids for g in foot}
+    assert m.opt.cone == mujoco.mjtCone.mjCONE_PYRAMIDAL and m.opt.impratio == 1.0
+    assert {int(m.geom_condim[g]) for g in feet} == {3}
+    plain = robot_of(get_task("menagerie:unitree_go2")).model  # the file's: elliptic, impratio 100, condim 6
+    assert plain.opt.cone == mujoco.mjtCone.mjCONE_ELLIPTIC and plain.opt.impratio == 100.0
+    assert {int(plain.geom_condim[g]) for g in feet} == {6}
+    with pytest.raises(UserError) as e:
+        get_task("menagerie:unitree_go2+quick")
+    assert str(e.value) == ("--task menagerie:unitree_go2+quick: 'quick' after '+' is not allowed; allowed: fast "
+                            "(menagerie:unitree_go2+fast trains on MuJoCo Playground's and mjlab's cheaper contact "
+                            "model)")
+
+
 def test_one_line_errors(served, monkeypatch, tmp_path):
     with pytest.raises(UserError) as e:
         get_task("menagerie:unitree_go3")
