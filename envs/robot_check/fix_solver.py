@@ -32,8 +32,9 @@ trains as well at 2 / 4 was not measured)."""
 FAST_LADDER = ITERATION_LADDER[2:]
 """The ladder of ``menagerie:NAME+fast`` (``envs/robots/menagerie.py`` ``fast_contact``), from 20 / 20: on the
 Unitree-style test model 4 / 6 passes the check, but the policy trained there diverged in 1 of 100 evaluation
-episodes at checkpoints 150 and 300 (0 of 100 at 20 / 20, which costs 4% more per step there: the pyramidal solve
-converges in about 3.6 iterations, so the cap only adds iterations to the hard steps; docs/robots.md)."""
+episodes at checkpoints 150 and 300 (0 of 100 when they ran at 20 / 20, which costs 3% more per step, 18.7 against 18.1
+us: the pyramidal solve converges in about 2.5 iterations, so the cap only adds iterations to the hard steps;
+docs/robots.md)."""
 
 
 @dataclass(frozen=True, eq=False)
