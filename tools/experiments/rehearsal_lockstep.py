@@ -95,8 +95,8 @@ def main(argv: list[str] | None = None) -> None:
                                                "(the maker's file; torque_pd settings only)")
     args = p.parse_args(argv)
     command = tuple(float(x) for x in args.command.split(","))
-    for text, *setting in args.settings:
-        r = run(args.policy, args.seconds, command, *setting, model=args.model)  # type: ignore[arg-type]
+    for text, actuation, noise, safety in args.settings:
+        r = run(args.policy, args.seconds, command, actuation, noise, safety, args.model)
         print(f"{text}: forward {r['forward_m']:.2f} m, lin. error "
               f"{'-' if r['lin_err'] is None else format(r['lin_err'], '.3f')} m/s, fell {r['fell']}, "
               f"targets changed by the safety (ticks per joint): {r['changed'] or 'none'}", flush=True)
