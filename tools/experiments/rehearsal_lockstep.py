@@ -94,7 +94,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--model", default="", help="an MJCF of the robot to simulate instead of the policy file's scene "
                                                "(the maker's file; torque_pd settings only)")
     args = p.parse_args(argv)
-    command = tuple(float(x) for x in args.command.split(","))
+    vx, vy, yaw = (float(x) for x in args.command.split(","))
+    command = (vx, vy, yaw)
     for text, actuation, noise, safety in args.settings:
         r = run(args.policy, args.seconds, command, actuation, noise, safety, args.model)
         print(f"{text}: forward {r['forward_m']:.2f} m, lin. error "
