@@ -57,18 +57,21 @@ def main(argv: list[str] | None = None) -> int:
                    help="random-action rollouts of 2 s (1024: a divergence rate of 1e-5 per step shows)")
     p.add_argument("--fix", action="store_true", help="search settings that pass the check; print the diff")
     p.add_argument("--write", action="store_true", help="with --fix: write the diff into the robot file")
+    p.add_argument("--fast", action="store_true", help="with --fix: the spec runs menagerie:NAME+fast's contact model "
+                   "(a file from tools.new_robot menagerie:NAME+fast): keep it, solver from 20 / 20 (implied by a "
+                   "menagerie:NAME+fast task)")
     p.add_argument("--json", type=Path, help="write the report here")
     p.add_argument("--debug", action="store_true", help="show tracebacks instead of one-line errors")
     args = p.parse_args(argv)
     if bool(args.ref) == bool(args.task):
         p.error("give a robot file's task (path/to/robot.py:flat) or --task NAME, one of them")
 
-    if args.write and not args.fix:
-        p.error("--write needs --fix")
+    if (args.write or args.fast) and not args.fix:
+        p.error("--write and --fast need --fix")
 
     def run() -> int:
         if args.fix:
-            report = _fix(get_task(args.ref or args.task), args.seconds, args.write, args.rollouts)
+            report = _fix(get_task(args.ref or args.task), args.seconds, args.write, args.rollouts, args.fast)
             if args.json is not None:
                 args.json.write_text(json.dumps(report, indent=1))
             return 1 if report["verdict"] == "FAIL" else 0
@@ -81,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     return run_reporting_errors(run, args.debug)
 
 
-def _fix(task: TaskSpec, seconds: float, write: bool, rollouts: int) -> dict:
+def _fix(task: TaskSpec, seconds: float, write: bool, rollouts: int, fast: bool = False) -> dict:
     """Search, print the check of what was found and the diff of the robot file (written with ``write``)."""
     from contract.errors import UserError
     from envs.robot_check.fix import fix
@@ -100,7 +103,7 @@ def _fix(task: TaskSpec, seconds: float, write: bool, rollouts: int) -> dict:
 
     cfg = env_config(task)
     spec = robot_of(task).spec
-    fast = is_menagerie(task.name) and parse(task.name).fast
+    fast = fast or (is_menagerie(task.name) and parse(task.name).fast)
     result = fix(spec, spread_of(cfg), cfg.collisions, seconds, rollouts, fast)
     report = dict(result.report, task=task.name, seconds=result.seconds, fix_changes=result.changes,
                   fix_log=result.log)

@@ -66,7 +66,7 @@ def _run(args: argparse.Namespace) -> int:
     write_atomic(args.out, text)
     print(f"wrote {args.out}: {d.kind}, {len(d.spec.joints)} trained, "
           f"{sum(1 for _ in d.spec.held)} held groups, {len(d.mirror_pairs)} mirror pairs{guessed}; next: "
-          f"python -m tools.check_robot {args.out}:flat --fix --write")
+          f"python -m tools.check_robot {args.out}:flat --fix{' --fast' if menagerie and ref.fast else ''} --write")
     return 0
 
 

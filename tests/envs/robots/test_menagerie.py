@@ -145,6 +145,22 @@ def test_new_robot_drafts_a_menagerie_robot_by_name(served, tmp_path):
     assert spec == draft(served / "anybotics_anymal_c" / "anymal_c.xml", "anybotics_anymal_c").spec
 
 
+def test_new_robot_and_check_robot_with_fast_keep_the_cheaper_contact_model(served, tmp_path):
+    out = tmp_path / "go2_fast.py"
+    env = {**__import__("os").environ, "PYTHONPATH": str(ROOT)}
+    made = subprocess.run([sys.executable, "-m", "tools.new_robot", "menagerie:unitree_go2+fast", "--out", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
+    assert made.returncode == 0, made.stderr
+    assert 'sim=SimOverrides(cone="pyramidal", impratio=1.0, foot_condim=3' in out.read_text()
+    assert made.stdout.rstrip().endswith(f"next: python -m tools.check_robot {out}:flat --fix --fast --write")
+    checked = subprocess.run([sys.executable, "-m", "tools.check_robot", f"{out}:flat", "--fix", "--fast",
+                              "--rollouts", "128"], cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "fix: solver: solver 20 / 20, pyramidal cone, impratio 1 (the cheapest that passes the check)" in \
+        checked.stdout, checked.stdout
+    assert "contact settings: the robot file's" not in checked.stdout
+
+
 @pytest.mark.slow
 def test_train_play_export_and_sim2sim_of_a_robot_by_name(served, tmp_path, capsys):
     """No spec file: the draft and a real --fix search (the ANYbotics-style model: undamped file servos, unnamed
