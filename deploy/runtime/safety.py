@@ -10,7 +10,7 @@ Modes (``Safety.mode``), each latched until the runtime is restarted:
              ``kp (target - q) - kd qd`` stays within the torque limits (a firmware that does not saturate gets no
              more than the servo of training gave). The widening is training's: its targets are not clipped to the
              ranges, so a policy may press a joint against its stop with up to the motor's torque (the G1-style
-             ankles roll do, on 60% of ticks); a target further out adds no torque once the joint is in range.
+             policy's ankle rolls do, on 61% of ticks); a target further out adds no torque once the joint is in range.
     stance   the watchdog fired (stale or non-finite sensor data, a missed deadline): the targets go to the
              default pose (held joints: their pose) at the rate limit, with the policy's stiffness and
              ``stance_kd_scale`` x its damping.

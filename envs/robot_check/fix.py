@@ -156,7 +156,7 @@ def _gains(spec: RobotSpec, scene: SceneOptions, seconds: float, out: FixResult,
 
 
 def _adjust(spec: RobotSpec, robot: ResolvedRobot, stand: Standing, steps: list[StepResponse],
-            out: FixResult, keep_contact: bool = False) -> RobotSpec | None:
+            out: FixResult, keep_contact: bool) -> RobotSpec | None:
     """One round's change (servos first, then contact settings, then kp), or None: nothing to change."""
     opt = robot.model.opt
     euler = opt.integrator == mujoco.mjtIntegrator.mjINT_EULER
