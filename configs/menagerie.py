@@ -58,6 +58,11 @@ def menagerie_task(task: str) -> TaskSpec:
     print(f"{task}: no reviewed spec in this repo: the spec drafted from {path} (python -m tools.new_robot "
           f"menagerie:{ref.robot_id}{'+fast' if ref.fast else ''} writes it) with the robot check's --fix settings "
           f"({how})")
+    if not ref.fast and _elliptic(path):
+        suffix = "" if ref.terrain == "flat" else f":{ref.terrain}"
+        print(f"{task}: the file's elliptic friction cone is most of its physics cost on a CPU; "
+              f"menagerie:{ref.robot_id}+fast{suffix} trains on MuJoCo Playground's and mjlab's cheaper contact model "
+              "(docs/robots.md)")
     if ref.fast:
         print(f"{task}: +fast: a pyramidal cone at impratio 1 and feet of condim 3 (MuJoCo Playground's and mjlab's "
               "contact model), not the file's; rehearse the policy on the file's own with python -m deploy.rehearse "
@@ -68,6 +73,13 @@ def menagerie_task(task: str) -> TaskSpec:
         return remember(drafted_track_task(task, robot))
     spec = drafted_task(task, robot, d.kind, ref.terrain, bool(d.mirror_pairs), **d.biped_env)
     return remember(spec)
+
+
+def _elliptic(path: Path) -> bool:
+    """Whether the robot file declares an elliptic friction cone (parsed, not compiled)."""
+    import mujoco
+
+    return mujoco.MjSpec.from_file(str(path)).option.cone == mujoco.mjtCone.mjCONE_ELLIPTIC
 
 
 def cache_path(ref: MenagerieRef) -> Path:

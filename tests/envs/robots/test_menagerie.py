@@ -88,6 +88,12 @@ def test_fast_is_the_cheaper_contact_model_said_and_cached_apart(served, capsys)
     assert m.opt.cone == mujoco.mjtCone.mjCONE_PYRAMIDAL and m.opt.impratio == 1.0
     assert {int(m.geom_condim[g]) for g in feet} == {3}
     plain = robot_of(get_task("menagerie:unitree_go2")).model  # the file's: elliptic, impratio 100, condim 6
+    assert capsys.readouterr().out.splitlines()[1] == (
+        "menagerie:unitree_go2: the file's elliptic friction cone is most of its physics cost on a CPU; "
+        "menagerie:unitree_go2+fast trains on MuJoCo Playground's and mjlab's cheaper contact model (docs/robots.md)")
+    _seed("menagerie:unitree_h1")
+    get_task("menagerie:unitree_h1")  # a pyramidal cone (MuJoCo's default): no hint
+    assert "+fast" not in capsys.readouterr().out
     assert plain.opt.cone == mujoco.mjtCone.mjCONE_ELLIPTIC and plain.opt.impratio == 100.0
     assert {int(plain.geom_condim[g]) for g in feet} == {6}
     with pytest.raises(UserError) as e:
