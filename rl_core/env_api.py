@@ -10,7 +10,8 @@ individually; the returned observation of a done env is already the first of its
 This module is the whole contract the learning side reads: everything the runner, the evaluator and ``play.py``
 read from an env is declared here (what play.py's video and viewer read of a MuJoCo task: ``apps/recorders.py``),
 as ``VecEnv``, the typed ``StepInfo`` of ``step`` and the optional capabilities (``PixelObservations``,
-``Checkpointable``, ``FiniteOutputs``, ``Exportable``, ``CommandBreakdown``, ``Symmetric``, ``MotionPrior``), which
+``Checkpointable``, ``FiniteOutputs``, ``Exportable``, ``CommandBreakdown``, ``Symmetric``, ``MotionPrior``,
+``NativeThreads``), which
 callers test with ``isinstance`` (runtime-checkable Protocols) instead of probing for attributes.
 """
 
@@ -163,6 +164,17 @@ class Symmetric(Protocol):
     def mirror_actions(self, actions: torch.Tensor) -> torch.Tensor:
         """The mirror of actions ``[..., action_spec.n]``."""
         ...
+
+
+@runtime_checkable
+class NativeThreads(Protocol):
+    """An env whose ``step`` runs native threads on the CPU cores the learner shares (a CPU physics backend's
+    pool): the runner collects its rollout (policy inference, storage, the env's steps) with this many torch
+    intra-op threads, so that no torch OpenMP worker spins on a core the physics needs (``rl_core/threads.py``);
+    the update keeps ``runner.torch_threads``."""
+
+    rollout_torch_threads: int
+    """Torch threads during the rollout (0: no change)."""
 
 
 @runtime_checkable

@@ -25,11 +25,12 @@ from rl_core.algorithm import EnvStep, checked_obs
 from rl_core.algorithms import algorithm_class
 from rl_core.config import TrainConfig
 from rl_core.config_io import to_dict
-from rl_core.env_api import Checkpointable, Headlined, Obs, VecEnv, state_dict_of
+from rl_core.env_api import Checkpointable, Headlined, NativeThreads, Obs, VecEnv, state_dict_of
 from rl_core.episodes import EpisodeStats
 from rl_core.logging import Logger
 from rl_core.modules.actor_critic import ActorCritic
 from rl_core.stopping import StopRequest
+from rl_core.threads import torch_threads
 
 _RESUME_SEED_STRIDE = 1_000_003
 _RANK_SEED_STRIDE = 7_919
@@ -94,20 +95,21 @@ class OnPolicyRunner:
 
     @torch.inference_mode()
     def collect(self) -> dict[str, torch.Tensor]:
-        """``T`` steps of every env into the algorithm's storage, then ``finish_rollout``. Returns the env's log
-        means of the rollout."""
+        """``T`` steps of every env into the algorithm's storage, then ``finish_rollout`` (with the torch threads
+        the env asks for: ``NativeThreads``). Returns the env's log means of the rollout."""
         alg, episodes, env = self.alg, self.episodes, self.env
         obs = self.obs
         assert obs is not None
         alg.start_rollout()
         episodes.start_rollout()
         T = alg.storage.T
-        for t in range(T):
-            step = EnvStep.of(env, env.step(alg.act(obs)), self.device)
-            invalid = alg.record(step)
-            episodes.record(t, step.rewards, step.done, invalid, step.info)
-            obs = step.obs
-        self.rollout_log = alg.finish_rollout(obs)
+        with torch_threads(env.rollout_torch_threads if isinstance(env, NativeThreads) else 0):
+            for t in range(T):
+                step = EnvStep.of(env, env.step(alg.act(obs)), self.device)
+                invalid = alg.record(step)
+                episodes.record(t, step.rewards, step.done, invalid, step.info)
+                obs = step.obs
+            self.rollout_log = alg.finish_rollout(obs)
         self.obs = obs
         return episodes.log_means(T)
 

@@ -87,6 +87,8 @@ class MujocoTask(Generic[S]):
         self.state: S = state.allocate(cfg.num_envs, sizes, self.device)
         """Per-env task state (checkpointed, reset by ``state.clear``, static in the CUDA graph)."""
         self._cpu = self.device.type == "cpu"
+        self.rollout_torch_threads = 1 if self._cpu else 0
+        """``rl_core.env_api.NativeThreads``: one torch thread over a CPU backend's rollout (physics/cpu_threads.py)."""
         self.fixed_shapes = not self._cpu
         """Masked updates run at fixed shapes whatever the mask (no host sync reads it): on a GPU. On the CPU an
         empty mask skips its work and freshly reset envs alone are observed (a test may switch it on there)."""

@@ -144,3 +144,31 @@ def test_env_episode_stats_are_logged_as_means_of_ended_episodes(tmp_path):
     resumed = OnPolicyRunner(StatEnv(8), config(iterations=3), task="point", quiet=True)
     resumed.load_state_dict(data)
     assert resumed.summary()["mean_score"] == summary["mean_score"]
+
+
+class ThreadedPointEnv(PointEnv):
+    """PointEnv declaring native threads (``NativeThreads``); records torch's thread count at each step."""
+
+    rollout_torch_threads = 1
+
+    def __init__(self, num_envs: int):
+        super().__init__(num_envs)
+        self.seen: list[int] = []
+
+    def step(self, actions):
+        self.seen.append(torch.get_num_threads())
+        return super().step(actions)
+
+
+def test_rollout_runs_on_the_threads_the_env_asks_for_and_the_update_on_the_runners():
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        env = ThreadedPointEnv(8)
+        runner = OnPolicyRunner(env, config(), task="point", quiet=True)
+        runner.obs = env.reset(seed=0)
+        runner.collect()
+        assert env.seen == [1] * 10
+        assert torch.get_num_threads() == 2  # restored for the update
+    finally:
+        torch.set_num_threads(before)

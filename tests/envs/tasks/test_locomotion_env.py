@@ -14,7 +14,7 @@ from envs.robots.quadruped import LEGS, QUADRUPED
 from envs.tasks.locomotion import PRIVILEGED_TERMS, LocomotionEnv
 from envs.tasks.locomotion.config import LocomotionEnvConfig
 from envs.tasks.locomotion.observations import TERM_NAMES
-from rl_core.env_api import VecEnv
+from rl_core.env_api import NativeThreads, VecEnv
 from tests.helpers import model_field
 from tests.locomotion_tasks import LOCOMOTION_TASKS, make_task_env
 
@@ -116,6 +116,7 @@ def expected_obs_dims(env: LocomotionEnv) -> dict[str, int]:
 
 def test_shapes_dtypes_and_no_nan_after_many_random_steps(env):
     assert isinstance(env, VecEnv)
+    assert isinstance(env, NativeThreads) and env.rollout_torch_threads == 1  # a CPU backend: one torch thread
     J = env.num_joints
     assert env.obs_dims == expected_obs_dims(env) and env.action_spec.n == J and not env.action_spec.discrete
     obs = env.reset(seed=0)
