@@ -36,6 +36,7 @@ from envs.physics.base import PhysicsReadout, PhysicsRequest
 from envs.physics.cpu_threads import single_threaded
 from envs.physics.factory import make_physics, resolve_backend
 from envs.physics.registry import REGISTRY
+from envs.tasks.bounds import every
 from envs.tasks.graphed_step import GraphedStep
 from envs.tasks.mujoco_config import MujocoEnvConfig
 from envs.tasks.parts import TaskParts
@@ -288,7 +289,7 @@ def diverged_worlds(r: PhysicsReadout, reward: torch.Tensor, too_fast: torch.Ten
     (the family's speed bounds, true for a non-finite ``qvel``: ``~(|qvel| <= bound)``) or the backend's own alarm
     (the observation's own check comes later, in the step). A diverged world is terminated, ``invalid`` (never
     learned from, never a success), its reward zeroed and reset."""
-    out = ~torch.isfinite(r.qpos).all(1) | too_fast
+    out = ~every(torch.isfinite(r.qpos)) | too_fast
     out |= ~torch.isfinite(reward)
     if r.unstable is not None:
         out |= r.unstable.to(reward.device)

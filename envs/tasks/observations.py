@@ -27,6 +27,7 @@ from typing import Any, Generic, NamedTuple, TypeVar
 
 import torch
 
+from envs.tasks.bounds import every
 from envs.tasks.obs_table import MirrorRule, ObsTerm
 
 X = TypeVar("X")
@@ -156,7 +157,7 @@ class ObservationLayout(Generic[X, C]):
         ``num_envs`` envs, so the random stream and every observed value are those of a full observation)."""
         exact = self.exact(x)
         policy = finite(self.for_policy(self.noisy(exact, generator, num_envs, rows)))
-        bad = ~(exact.abs() <= bound).all(dim=1) if check else None
+        bad = ~every(exact.abs() <= bound) if check else None
         return Observed(exact, policy, bad)
 
     def for_policy(self, full: torch.Tensor) -> torch.Tensor:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from envs.tasks.bounds import SpeedBounds
+from envs.tasks.bounds import SpeedBounds, every
 from envs.tasks.locomotion.config import LocomotionEnvConfig
 from envs.tasks.locomotion.measure import Measured
 from envs.tasks.locomotion.step import Addresses, Step
@@ -50,7 +50,7 @@ class Judge:
         b, adr = self.bounds, self.adr
         lin = qvel[:, adr.base_linvel].norm(dim=1) > b.base_lin_vel
         ang = qvel[:, adr.base_angvel].norm(dim=1) > b.base_ang_vel
-        return ~(qvel.abs() <= self.dof_bound).all(1) | lin | ang
+        return ~every(qvel.abs() <= self.dof_bound) | lin | ang
 
     def beyond_bounds(self, qvel: torch.Tensor) -> torch.Tensor:
         """``[N]`` bool: the base or a joint moves faster than the robot's speed bounds (NaN: False)."""
