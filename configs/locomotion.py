@@ -22,7 +22,7 @@ from typing import Optional
 
 import torch
 
-from configs.task_defaults import TaskDefaults, apply_defaults
+from configs.task_defaults import TaskDefaults, apply_defaults, robot_defaults
 from envs.registry import TaskSpec
 from envs.robots.sides import check_declared
 from envs.robots.spec import RobotSpec
@@ -160,7 +160,7 @@ def proprio_task(name: str, robot: RobotSpec, env: Optional[LocomotionEnvConfig]
 def blind_task(name: str, robot: RobotSpec, env: Optional[LocomotionEnvConfig] = None, description: str = "",
                defaults: Optional[TaskDefaults] = None) -> TaskSpec:
     """The blind flat task for ``robot`` (its defaults: ``blind_config(env)``, then ``defaults``)."""
-    env = amp_clips_beside(env)
+    env, defaults = amp_clips_beside(env), robot_defaults(robot, defaults)
     flat = flat_task(name, robot, env or BLIND_ENV, description or f"{robot.name} on flat ground without base velocity")
     return dataclasses.replace(flat, default_config=lambda: apply_defaults(blind_config(env), defaults),
                                machine_defaults=lambda gpu: apply_defaults(blind_config(env, gpu), defaults))
@@ -170,7 +170,7 @@ def rough_task(name: str, robot: RobotSpec, env: Optional[LocomotionEnvConfig] =
                defaults: Optional[TaskDefaults] = None) -> TaskSpec:
     """The rough-terrain velocity-tracking task for ``robot`` (its defaults: ``rough_config(env)``, then the
     robot's ``defaults``: ``configs/task_defaults.py``)."""
-    env = amp_clips_beside(env)
+    env, defaults = amp_clips_beside(env), robot_defaults(robot, defaults)
     flat = flat_task(name, robot, env or ROUGH_ENV, description or f"{robot.name} on generated rough terrain")
     return dataclasses.replace(flat, default_config=lambda: apply_defaults(rough_config(env), defaults),
                                machine_defaults=lambda gpu: apply_defaults(rough_config(env, gpu), defaults))
@@ -185,7 +185,7 @@ def flat_task(name: str, robot: RobotSpec, env: Optional[LocomotionEnvConfig] = 
     The robot is resolved against its MJCF before anything is written (``TaskSpec.validate``): a bad name, regex
     or file stops with one line (exit status 2).
     """
-    env = amp_clips_beside(env)
+    env, defaults = amp_clips_beside(env), robot_defaults(robot, defaults)
 
     def make_env(cfg: EnvConfig, device: torch.device) -> LocomotionEnv:
         assert isinstance(cfg, LocomotionEnvConfig)

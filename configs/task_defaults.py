@@ -13,6 +13,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Literal, Optional
 
+from envs.robots.spec import RobotSpec
 from rl_core.config import TrainConfig
 
 
@@ -35,6 +36,8 @@ class TaskDefaults:
     """``algorithm.learning_rate``: initial learning rate (adaptive schedule)."""
     max_iterations: Optional[int] = None
     """``runner.max_iterations`` on any machine (None: the task's, which differs between GPU and CPU)."""
+    decimation: Optional[int] = None
+    """``env.decimation``: physics steps per control step (None: the robot's ``sim.substeps``, else the task's)."""
 
     def __post_init__(self) -> None:
         for name in ("actor_hidden_dims", "critic_hidden_dims"):
@@ -47,6 +50,16 @@ class TaskDefaults:
 POLICY_FIELDS = ("init_noise_std", "actor_hidden_dims", "critic_hidden_dims")
 ALGORITHM_FIELDS = ("symmetry", "entropy_coef", "learning_rate")
 RUNNER_FIELDS = ("max_iterations",)
+ENV_FIELDS = ("decimation",)
+
+
+def robot_defaults(robot: RobotSpec, defaults: Optional[TaskDefaults]) -> Optional[TaskDefaults]:
+    """``defaults`` with ``decimation`` from the robot's ``sim.substeps`` (a spec that changes its physics step
+    keeps the task's control rate: ``check_robot --fix``'s 0.01 s step runs 2 substeps), unless ``defaults`` sets
+    its own."""
+    if robot.sim.substeps is None or (defaults is not None and defaults.decimation is not None):
+        return defaults
+    return dataclasses.replace(defaults or TaskDefaults(), decimation=robot.sim.substeps)
 
 
 def apply_defaults(cfg: TrainConfig, defaults: Optional[TaskDefaults]) -> TrainConfig:
@@ -58,6 +71,6 @@ def apply_defaults(cfg: TrainConfig, defaults: Optional[TaskDefaults]) -> TrainC
         changes = {n: getattr(defaults, n) for n in names if getattr(defaults, n) is not None}
         return dataclasses.replace(obj, **changes) if changes else obj
 
-    return dataclasses.replace(cfg, policy=section(cfg.policy, POLICY_FIELDS),
+    return dataclasses.replace(cfg, env=section(cfg.env, ENV_FIELDS), policy=section(cfg.policy, POLICY_FIELDS),
                                algorithm=section(cfg.algorithm, ALGORITHM_FIELDS),
                                runner=section(cfg.runner, RUNNER_FIELDS))

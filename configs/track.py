@@ -22,7 +22,7 @@ from typing import Optional
 import torch
 
 from configs.locomotion import beside, flat_config
-from configs.task_defaults import TaskDefaults, apply_defaults
+from configs.task_defaults import TaskDefaults, apply_defaults, robot_defaults
 from envs.registry import TaskSpec, own_task_or_sole_spec, register, remember
 from envs.robots.humanoid import HUMANOID
 from envs.robots.spec import RobotSpec
@@ -52,6 +52,7 @@ def track_task(name: str, robot: RobotSpec, env: Optional[TrackEnvConfig] = None
     Relative clip paths of ``env`` are resolved against ``clip_dir``, by default the folder of the file that calls
     this (a robot file's clips sit beside it); ``env.clips=[...]`` on the command line stays relative to the
     current directory."""
+    defaults = robot_defaults(robot, defaults)
     if clip_dir is None:
         caller = sys._getframe(1).f_globals.get("__file__")
         clip_dir = Path(caller).resolve().parent if caller else None

@@ -21,6 +21,8 @@
    the reason. Each candidate is judged by the whole check (standing, feet not sliding, legs not splayed,
    SCREEN_ROLLOUTS random rollouts, then ROLLOUTS: a divergence rate of 1e-5 per step is seen). The first that
    passes is taken.
+3. The physics step (``fix_step.py``): a quadruped whose check is OK is checked again at a 0.01 s step in 2
+   substeps (the same 50 Hz control at half the physics' cost) and takes it only when that check is OK too.
 
 The result is a RobotSpec; ``envs/robots/spec_source.py`` turns it into a diff of the robot file.
 """
@@ -54,6 +56,7 @@ from envs.robot_check.advice import (
 )
 from envs.robot_check.band import Band, band, held
 from envs.robot_check.fix_solver import FAST_LADDER, ITERATION_LADDER, search_solver, spec_with_solver
+from envs.robot_check.fix_step import coarser_step
 from envs.robot_check.rollouts import ROLLOUTS, ResetSpread
 from envs.robot_check.servo import StepResponse, step_response
 from envs.robot_check.text import num
@@ -108,6 +111,8 @@ def fix(spec: RobotSpec, spread: ResetSpread, collisions: str = "full", seconds:
                                         FAST_LADDER if fast else ITERATION_LADDER)
         robot = build(out.spec, scene)
         out.report = evaluate(robot, spread, seconds, rollouts, own=trial)
+        out.spec, out.report = coarser_step(out.spec, scene, spread, seconds, rollouts, out.report, out.log,
+                                            out.changes)
     out.seconds = round(time.perf_counter() - t0, 1)
     return out
 

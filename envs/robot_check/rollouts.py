@@ -24,6 +24,8 @@ CHUNK = 128
 """Rollouts per ``mujoco.rollout`` call."""
 THREADS = min(2, os.cpu_count() or 1)
 """Threads of the rollouts."""
+DECIMATION = 4
+"""Physics steps an action is held in the trials: the task's (50 Hz control at the usual 0.005 s step)."""
 
 
 @dataclass(frozen=True)
@@ -126,17 +128,19 @@ def _controls(robot: ResolvedRobot, m: mujoco.MjModel, sim: Sim, ctrl0: np.ndarr
 
 
 def solver_trial(robot: ResolvedRobot, iterations: int, ls_iterations: int, cone: str, rollouts: int = ROLLOUTS,
-                 seconds: float = 2.0, decimation: int = 4, push: float = 1.0, seed: int = 0,
+                 seconds: float = 2.0, decimation: int | None = None, push: float = 1.0, seed: int = 0,
                  spread: ResetSpread = ResetSpread(), impratio: float | None = None,
                  threads: int = THREADS) -> SolverTrial:
     """``rollouts`` episodes from the task's reset spread (``spread``) of uniform random actions in [-1, 1]
-    (targets = default + action_scale x action, changed every ``decimation`` steps) with a base push of up to
+    (targets = default + action_scale x action, changed every ``decimation`` steps: None, the robot's
+    ``sim.substeps``, else DECIMATION) with a base push of up to
     ``push`` m/s every second, run by ``mujoco.rollout`` (CPU time of all its threads: the physics' alone). A
     rollout diverged when its state turns non-finite or huge, or MuJoCo resets it after a bad acceleration (its
     time jumps back)."""
     from mujoco import rollout
 
     m = with_solver(robot.model, iterations, ls_iterations, cone, impratio)
+    decimation = decimation or robot.spec.sim.substeps or DECIMATION
     rng = np.random.default_rng(seed)
     sim = Sim(robot, m)
     steps = int(round(seconds / m.opt.timestep))

@@ -131,7 +131,7 @@ def _check_sim(robot: RobotSpec) -> None:
                                               f"{', '.join(map(str, FOOT_CONDIMS))} or None")
     _number(robot, "sim.timestep", sim.timestep, positive=True, optional=True)
     _number(robot, "sim.impratio", sim.impratio, positive=True, optional=True)
-    for name in ("iterations", "ls_iterations"):
+    for name in ("substeps", "iterations", "ls_iterations"):
         value = getattr(sim, name)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
             raise _fail(robot, f"sim.{name}", f"{value!r} is not allowed; allowed: an integer >= 1 or None")

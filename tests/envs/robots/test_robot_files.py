@@ -299,6 +299,8 @@ MISTAKES = {  # case -> (spec fields, words of the one line)
                   "field sim.cone: 'eliptic' is not allowed; allowed: pyramidal, elliptic or None"),
     "solver typo": (dict(sim=SimOverrides(solver="CG")),  # type: ignore[arg-type]
                     "field sim.solver: 'CG' is not allowed; allowed: newton, cg, pgs or None"),
+    "zero substeps": (dict(sim=SimOverrides(substeps=0)),
+                      "field sim.substeps: 0 is not allowed; allowed: an integer >= 1 or None"),
     "foot condim 2": (dict(sim=SimOverrides(foot_condim=2)),
                       "field sim.foot_condim: 2 is not allowed; allowed: 1, 3, 4, 6 or None"),
     "integrator typo": (dict(sim=SimOverrides(integrator="implicit_fast")),  # type: ignore[arg-type]
