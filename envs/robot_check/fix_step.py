@@ -8,7 +8,8 @@ responses (an oscillating servo asks for a smaller step: not OK) and ROLLOUTS ra
 rate. The spec takes it (``sim.timestep`` and ``sim.substeps``, which the tasks run as ``env.decimation``) only
 when that check is OK too. On the Unitree-style test model the policy trained at 0.01 s reached the flat targets
 in fewer iterations than at 0.005 s and walked on the file's own contact model in every rehearsal setting (stepped
-at 1 ms there: the rehearsal's 1 kHz torque PD; docs/robots.md, "The physics step"). A biped keeps its step: none was trained at 0.01 s.
+at 1 ms there: the rehearsal's 1 kHz torque PD; docs/robots.md, "The physics step"). A biped keeps its step:
+none was trained at 0.01 s.
 """
 
 from __future__ import annotations
