@@ -59,6 +59,9 @@ def menagerie_task(task: str) -> TaskSpec:
     print(f"{task}: no reviewed spec in this repo: the spec drafted from {path} (python -m tools.new_robot "
           f"menagerie:{ref.robot_id}{'+fast' if ref.fast else ''} writes it) with the robot check's --fix settings "
           f"({how})")
+    if robot.sim.substeps is not None:
+        print(f"{task}: physics steps of {robot.sim.timestep:g} s, {robot.sim.substeps} per control step (the robot "
+              "check passes there: docs/robots.md, \"The physics step\")")
     if not ref.fast and _elliptic(path):
         suffix = "" if ref.terrain == "flat" else f":{ref.terrain}"
         print(f"{task}: the file's elliptic friction cone is most of its physics cost on a CPU; "

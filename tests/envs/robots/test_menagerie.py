@@ -56,6 +56,18 @@ def test_a_robot_by_name_is_the_draft_with_the_cached_fix_settings(served, capsy
     assert rough.default_config().env.terrain.type == "generated"
 
 
+def test_the_checks_physics_step_is_said_and_run_as_the_tasks_decimation(served, capsys):
+    cached = _seed("menagerie:anybotics_anymal_c")
+    saved = json.loads(cached.read_text())
+    saved["sim"].update(timestep=0.01, substeps=2)
+    cached.write_text(json.dumps(saved))
+    task = get_task("menagerie:anybotics_anymal_c")
+    assert capsys.readouterr().out.splitlines()[1] == (
+        "menagerie:anybotics_anymal_c: physics steps of 0.01 s, 2 per control step (the robot check passes there: "
+        'docs/robots.md, "The physics step")')
+    assert task.default_config().env.decimation == 2 and robot_of(task).model.opt.timestep == 0.01
+
+
 def test_another_entry_point_and_its_errors(served, capsys):
     _seed("menagerie:unitree_go2@go2_mjx")
     task = get_task("menagerie:unitree_go2@go2_mjx:flat")
