@@ -38,6 +38,8 @@ class TaskDefaults:
     """``runner.max_iterations`` on any machine (None: the task's, which differs between GPU and CPU)."""
     decimation: Optional[int] = None
     """``env.decimation``: physics steps per control step (None: the robot's ``sim.substeps``, else the task's)."""
+    cpu_num_envs: Optional[int] = None
+    """``env.num_envs`` on a machine without a GPU (None: the task's, 1024); a GPU keeps the task's (4096)."""
 
     def __post_init__(self) -> None:
         for name in ("actor_hidden_dims", "critic_hidden_dims"):
@@ -51,6 +53,9 @@ POLICY_FIELDS = ("init_noise_std", "actor_hidden_dims", "critic_hidden_dims")
 ALGORITHM_FIELDS = ("symmetry", "entropy_coef", "learning_rate")
 RUNNER_FIELDS = ("max_iterations",)
 ENV_FIELDS = ("decimation",)
+CPU_ENV_FIELDS = {"cpu_num_envs": "num_envs"}
+"""``TaskDefaults`` fields that apply only where the config's ``runner.device`` is the CPU, by the env field each
+sets."""
 
 
 def robot_defaults(robot: RobotSpec, defaults: Optional[TaskDefaults]) -> Optional[TaskDefaults]:
@@ -71,6 +76,11 @@ def apply_defaults(cfg: TrainConfig, defaults: Optional[TaskDefaults]) -> TrainC
         changes = {n: getattr(defaults, n) for n in names if getattr(defaults, n) is not None}
         return dataclasses.replace(obj, **changes) if changes else obj
 
-    return dataclasses.replace(cfg, env=section(cfg.env, ENV_FIELDS), policy=section(cfg.policy, POLICY_FIELDS),
+    env = section(cfg.env, ENV_FIELDS)
+    if cfg.runner.device == "cpu":
+        cpu = {field: getattr(defaults, name) for name, field in CPU_ENV_FIELDS.items()
+               if getattr(defaults, name) is not None}
+        env = dataclasses.replace(env, **cpu) if cpu else env
+    return dataclasses.replace(cfg, env=env, policy=section(cfg.policy, POLICY_FIELDS),
                                algorithm=section(cfg.algorithm, ALGORITHM_FIELDS),
                                runner=section(cfg.runner, RUNNER_FIELDS))

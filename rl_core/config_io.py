@@ -7,6 +7,10 @@ checks field types, applies ``section.field=value`` overrides, turns configs int
 A field that moved declares its old key where it lived: a config dataclass's ``MOVED_KEYS`` class attribute maps
 an old dotted key (relative to that dataclass) to its new one. ``from_dict`` (a saved config: a checkpoint's)
 reads an old key at its new place; an override with an old key is one line naming the new key.
+
+A field added after configs were saved without it, whose value then was not what the task's default is now,
+declares that value: a config dataclass's ``ADDED_KEYS`` maps its dotted key to the value the code used before
+the key existed. ``from_dict`` reads a saved config that lacks the key with that value, not today's default.
 """
 
 from __future__ import annotations
@@ -240,10 +244,22 @@ def moved_key(cfg: Any, key: str) -> str:
     return key
 
 
+def added_keys(cfg: Any, prefix: str = "") -> dict[str, Any]:
+    """Every ``ADDED_KEYS`` entry of ``cfg``'s config dataclasses, by its dotted key relative to ``cfg``."""
+    out = {prefix + key: value for key, value in getattr(type(cfg), "ADDED_KEYS", {}).items()}
+    for f in dataclasses.fields(cfg):
+        value = getattr(cfg, f.name)
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            out.update(added_keys(value, f"{prefix}{f.name}."))
+    return out
+
+
 def from_dict(template: Any, data: dict[str, Any]) -> Any:
     """Rebuild a config of the same shape as ``template`` from a plain dict (unknown keys raise); a key that moved
-    since the dict was written is read at its new place (``moved_key``)."""
-    return apply_overrides(template, {moved_key(template, k): v for k, v in flatten(data).items()})
+    since the dict was written is read at its new place (``moved_key``), a key added since with the value the
+    code used before it (``added_keys``)."""
+    values = {moved_key(template, k): v for k, v in flatten(data).items()}
+    return apply_overrides(template, added_keys(template) | values)
 
 
 def dump_yaml(cfg: Any) -> str:

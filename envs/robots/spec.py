@@ -142,9 +142,10 @@ class SimOverrides:
     """Physics timestep (s)."""
     substeps: Optional[int] = None
     """Physics steps per control step: the task's ``env.decimation`` (None: the task's, 4 at the usual 0.005 s
-    step; the command line still overrides it). ``check_robot --fix`` writes 2 with ``timestep=0.01`` when the
-    robot passes the whole check there: the same 50 Hz control at half the physics' cost
-    (``envs/robot_check/fix_step.py``)."""
+    step). ``check_robot --fix`` writes 2 with ``timestep=0.01`` when the robot passes the whole check there: the
+    same 50 Hz control at half the physics' cost (``envs/robot_check/fix_step.py``). With ``timestep`` set, the
+    control step ``timestep * substeps`` is kept: another ``env.decimation`` (the command line's, or a checkpoint's
+    written at another step) divides it (``envs/scenes/assemble.step_for``)."""
     iterations: Optional[int] = None
     """Constraint-solver iterations per step (``env.solver_iterations`` overrides this again)."""
     ls_iterations: Optional[int] = None

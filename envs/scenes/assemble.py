@@ -90,7 +90,7 @@ def build(robot: RobotSpec, options: SceneOptions = PLAIN) -> ResolvedRobot:
     act = actuate(robot, rspec, m0, plan, names.joints)
     weld(rspec, m0, plan, names.joints)
     _strip_file_extras(rspec)
-    _apply_options(robot, rspec, options.solver_iterations, options.ls_iterations)
+    _apply_options(robot, rspec, options)
     _foot_condim(robot, rspec, feet)
     geom_name = name_geoms(rspec, m0, names.bodies, contacts.sensed)
     filter_collisions(rspec, contacts, collisions)
@@ -143,11 +143,10 @@ def _strip_file_extras(rspec: mujoco.MjSpec) -> None:
         rspec.delete(k)
 
 
-def _apply_options(robot: RobotSpec, rspec: mujoco.MjSpec, solver_iterations: int | None,
-                   ls_iterations: int | None) -> None:
+def _apply_options(robot: RobotSpec, rspec: mujoco.MjSpec, options: SceneOptions) -> None:
     sim = robot.sim
     if sim.timestep is not None:
-        rspec.option.timestep = sim.timestep
+        rspec.option.timestep = step_for(sim.timestep, sim.substeps, options.decimation)
     if sim.solver is not None:
         rspec.option.solver = SOLVERS[sim.solver]
     if sim.cone is not None:
@@ -156,12 +155,23 @@ def _apply_options(robot: RobotSpec, rspec: mujoco.MjSpec, solver_iterations: in
         rspec.option.impratio = sim.impratio
     if sim.integrator is not None:
         rspec.option.integrator = INTEGRATORS[sim.integrator]
-    iterations = solver_iterations if solver_iterations is not None else sim.iterations
+    iterations = options.solver_iterations if options.solver_iterations is not None else sim.iterations
     if iterations is not None:
         rspec.option.iterations = iterations
-    ls = ls_iterations if ls_iterations is not None else sim.ls_iterations
+    ls = options.ls_iterations if options.ls_iterations is not None else sim.ls_iterations
     if ls is not None:
         rspec.option.ls_iterations = ls
+
+
+def step_for(timestep: float, substeps: int | None, decimation: int | None) -> float:
+    """The physics step of a robot whose spec sets ``timestep`` (and ``substeps`` per control step) when the task
+    runs ``decimation`` substeps: the spec's control step (``timestep * substeps``) divided among them, so a
+    checkpoint written when the spec had another step (``env.decimation=4`` of a 4 x 0.005 s run) or a command line
+    with more substeps keeps the control rate; the spec's ``timestep`` itself without ``substeps`` or
+    ``decimation``, or when they agree."""
+    if substeps is None or decimation is None or decimation == substeps:
+        return timestep
+    return timestep * substeps / decimation
 
 
 def _foot_condim(robot: RobotSpec, rspec: mujoco.MjSpec, feet: Feet) -> None:

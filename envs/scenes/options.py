@@ -30,6 +30,9 @@ class SceneOptions:
     all of it."""
     discard_visual: bool = False
     """The scene an exported policy carries, without what only drawing uses (``envs/scenes/physics_only.py``)."""
+    decimation: int | None = None
+    """The task's physics steps per control step (``env.decimation``): a robot whose spec sets ``sim.timestep`` and
+    ``sim.substeps`` keeps that control step, divided among these (``assemble.step_for``); None: the spec's step."""
 
 
 PLAIN = SceneOptions()

@@ -14,9 +14,9 @@ import torch
 
 from configs.catalog import get_task
 from configs.gym_tasks import cartpole
+from configs.quadruped import FLAT_QUADRUPED
 from deploy.onnx_policy import OnnxPolicy
 from envs.gym import GymVecEnv
-from envs.robots.quadruped import QUADRUPED
 from envs.tasks.locomotion import LocomotionEnv
 from rl_core.export import ExportError, check_parity, export_jit, export_onnx, policy_metadata
 from rl_core.modules.actor_critic import ActorCritic
@@ -39,7 +39,7 @@ def quadruped():
     cfg = get_task("quadruped-flat").default_config()
     env_cfg = dataclasses.replace(cfg.env, num_envs=1, backend="native",
                                   noise=dataclasses.replace(cfg.env.noise, scale=0.0))
-    env = LocomotionEnv(env_cfg.for_evaluation(), QUADRUPED)
+    env = LocomotionEnv(env_cfg.for_evaluation(), FLAT_QUADRUPED)
     return env, _policy(env, cfg)
 
 
@@ -73,7 +73,7 @@ def test_onnx_metadata_describes_the_robot_interface(quadruped_onnx):
     assert meta["kp"] == [20.0] * 12 and meta["kd"] == [0.5] * 12
     assert meta["torque_limits"][:3] == [23.7, 23.7, 35.55] and meta["base_joint"] == "root"
     assert meta["foot_names"] == ["FR_foot", "FL_foot", "RR_foot", "RL_foot"] and "scene_mjb" in meta
-    assert meta["control_dt"] == pytest.approx(0.02) and meta["decimation"] == 4
+    assert meta["control_dt"] == pytest.approx(0.02) and meta["decimation"] == 2  # FLAT_QUADRUPED: 2 x 0.01 s
     import onnx
 
     model = onnx.load(str(quadruped_onnx))

@@ -18,8 +18,8 @@ import pytest
 import torch
 
 from configs.catalog import get_task
+from configs.quadruped import FLAT_QUADRUPED
 from contract.errors import TrainingFault
-from envs.robots.quadruped import QUADRUPED
 from envs.tasks.locomotion import LocomotionEnv
 from fault_injection import harness
 from fault_injection.harness import (
@@ -54,7 +54,7 @@ def _small_quadruped():
 
 def test_nan_physics_is_reset_counted_and_not_learned_from():
     cfg = _small_quadruped()
-    env = NanInjector(LocomotionEnv(cfg.env, QUADRUPED), ids=[1, 5], at=2)
+    env = NanInjector(LocomotionEnv(cfg.env, FLAT_QUADRUPED), ids=[1, 5], at=2)
     runner = OnPolicyRunner(env, cfg, task="quadruped-flat", quiet=True)
     runner.obs = runner.env.reset(seed=0)
     runner.collect()

@@ -7,7 +7,7 @@ from configs.machine import machine_dependent
 
 def test_locomotion_names_every_machine_dependent_default():
     deps = machine_dependent(get_task("quadruped-flat"))
-    assert deps["env.num_envs"] == (4096, 1024)
+    assert deps["env.num_envs"] == (4096, 512)  # quadruped-flat's TaskDefaults.cpu_num_envs
     assert deps["runner.device"] == ("cuda", "cpu")
     assert deps["runner.max_iterations"] == (1500, 300)
     assert machine_dependent(get_task("CartPole-v1")) == {}

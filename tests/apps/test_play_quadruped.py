@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from configs.catalog import get_task
-from envs.robots.quadruped import QUADRUPED
+from configs.quadruped import FLAT_QUADRUPED
 from envs.tasks.locomotion import LocomotionEnv
 from rl_core.config_io import dump_yaml
 from rl_core.runner import OnPolicyRunner
@@ -30,7 +30,7 @@ def checkpoint(tmp_path_factory):
                                                          device="cpu"),
                               algorithm=dataclasses.replace(cfg.algorithm, num_mini_batches=2, num_learning_epochs=1))
     (run / "config.yaml").write_text(dump_yaml(cfg))
-    runner = OnPolicyRunner(LocomotionEnv(cfg.env, QUADRUPED), cfg, task="quadruped-flat", run_dir=run, quiet=True)
+    runner = OnPolicyRunner(LocomotionEnv(cfg.env, FLAT_QUADRUPED), cfg, task="quadruped-flat", run_dir=run, quiet=True)
     runner.learn()
     return run
 

@@ -36,7 +36,7 @@ def _free_port() -> int:
 def quadruped_run(tmp_path_factory):
     """A quadruped-flat run folder with model_1.pt and model_2.pt (8 envs, 2 short iterations)."""
     from configs.catalog import get_task
-    from envs.robots.quadruped import QUADRUPED
+    from configs.quadruped import FLAT_QUADRUPED
     from envs.tasks.locomotion import LocomotionEnv
     from rl_core.config_io import dump_yaml
     from rl_core.runner import OnPolicyRunner
@@ -48,7 +48,7 @@ def quadruped_run(tmp_path_factory):
         runner=dataclasses.replace(cfg.runner, num_steps_per_env=8, max_iterations=2, save_interval=1, device="cpu"),
         algorithm=dataclasses.replace(cfg.algorithm, num_mini_batches=2, num_learning_epochs=1))
     (run / "config.yaml").write_text(dump_yaml(cfg))
-    OnPolicyRunner(LocomotionEnv(cfg.env, QUADRUPED), cfg, task="quadruped-flat", run_dir=run, quiet=True).learn()
+    OnPolicyRunner(LocomotionEnv(cfg.env, FLAT_QUADRUPED), cfg, task="quadruped-flat", run_dir=run, quiet=True).learn()
     assert [p.name for p in sorted((run / "checkpoints").glob("model_*.pt"))] == ["model_1.pt", "model_2.pt"]
     return run
 

@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from configs.catalog import get_task
+from configs.quadruped import FLAT_QUADRUPED
 from contract import motion
 from contract.errors import ConfigError, UserError
 from envs.motion.keyframes import Key, Keyframes, make_clip
@@ -48,7 +49,7 @@ def small_config(clip: str | None, name: str = "amp"):
 
 def runner(clip: str | None, name: str = "amp") -> OnPolicyRunner:
     cfg = small_config(clip, name)
-    return OnPolicyRunner(LocomotionEnv(cfg.env, QUADRUPED), cfg, task="quadruped-flat", quiet=True)
+    return OnPolicyRunner(LocomotionEnv(cfg.env, FLAT_QUADRUPED), cfg, task="quadruped-flat", quiet=True)
 
 
 def test_style_reward_is_one_at_the_reference_logit_and_zero_at_the_policys():
@@ -75,9 +76,10 @@ def test_the_discriminator_learns_to_tell_reference_from_policy():
 
 def test_the_env_judges_its_states_and_the_clips_frames_alike(clip_path):
     cfg = small_config(clip_path).env
-    env = LocomotionEnv(dataclasses.replace(cfg, num_envs=2), QUADRUPED)
+    env = LocomotionEnv(dataclasses.replace(cfg, num_envs=2), FLAT_QUADRUPED)
     assert isinstance(env, MotionPrior) and env.amp_obs_dim == 2 * 12 + 10 + 3 * 4
-    assert not isinstance(LocomotionEnv(dataclasses.replace(cfg, num_envs=2, amp_clips=()), QUADRUPED), MotionPrior)
+    plain = LocomotionEnv(dataclasses.replace(cfg, num_envs=2, amp_clips=()), FLAT_QUADRUPED)
+    assert not isinstance(plain, MotionPrior)
     env.reset(seed=0)
     s, s_next = env.amp_reference(5, torch.Generator().manual_seed(0))
     assert s.shape == s_next.shape == (5, env.amp_obs_dim)
@@ -120,7 +122,8 @@ def test_amp_without_clips_or_with_bad_settings_is_one_line():
     with pytest.raises(UserError, match=r"algorithm\.amp\.style_weight=-1\.0 is not allowed"):
         AmpConfig(style_weight=-1.0)
     with pytest.raises(UserError, match=r"motion clip nowhere\.npz does not exist"):
-        LocomotionEnv(dataclasses.replace(small_config(None).env, num_envs=2, amp_clips=("nowhere.npz",)), QUADRUPED)
+        cfg = dataclasses.replace(small_config(None).env, num_envs=2, amp_clips=("nowhere.npz",))
+        LocomotionEnv(cfg, FLAT_QUADRUPED)
 
 
 def test_a_short_training_logs_task_and_style_apart_and_resumes_exactly(clip_path, tmp_path):

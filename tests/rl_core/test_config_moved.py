@@ -54,3 +54,22 @@ def test_an_override_with_an_old_key_names_the_new_key():
         apply_overrides(Top(), {"env.weights.width": 0.5})
     with pytest.raises(ConfigError, match="override key='env.weights.depth'"):  # an unknown key is still unknown
         apply_overrides(Top(), {"env.weights.depth": 0.5})
+
+
+@dataclass(frozen=True)
+class Later:
+    ADDED_KEYS: ClassVar[dict[str, float]] = {"params.width": 0.5}
+    params: Params = field(default_factory=lambda: Params(0.1))
+    """Today's default width 0.1; configs saved before the field existed meant 0.5."""
+
+
+@dataclass(frozen=True)
+class LaterTop:
+    env: Later = field(default_factory=Later)
+    """The env section."""
+
+
+def test_an_added_key_missing_from_a_saved_config_reads_as_the_value_the_code_used_before():
+    assert from_dict(LaterTop(), {"env": {"params": {}}}) == LaterTop(Later(Params(0.5)))
+    assert from_dict(LaterTop(), {"env": {"params": {"width": 0.2}}}) == LaterTop(Later(Params(0.2)))
+    assert from_dict(LaterTop(), to_dict(LaterTop())) == LaterTop()  # a new file keeps today's value

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from configs.catalog import get_task
+from configs.quadruped import FLAT_QUADRUPED
 from envs.robots.humanoid import HUMANOID
 from envs.robots.quadruped import QUADRUPED
 from envs.scenes.assemble import build
@@ -68,7 +69,7 @@ class Planter:
 
 def test_planted_explosions_never_reach_the_storage_nor_the_logged_statistics():
     cfg = _config()
-    env = Planter(LocomotionEnv(cfg.env, QUADRUPED), at=2)
+    env = Planter(LocomotionEnv(cfg.env, FLAT_QUADRUPED), at=2)
     assert 200.0 < MAX_SANE_QVEL and 200.0 > env.env.bounds.base_lin_vel
     runner = OnPolicyRunner(env, cfg, task="quadruped-flat", quiet=True)
     runner.obs = runner.env.reset(seed=0)
@@ -108,7 +109,7 @@ def test_planted_explosions_never_reach_the_storage_nor_the_logged_statistics():
 
 def test_the_env_logs_exclude_diverged_worlds():
     cfg = _config()
-    env = LocomotionEnv(cfg.env, QUADRUPED)
+    env = LocomotionEnv(cfg.env, FLAT_QUADRUPED)
     env.reset(seed=0)
     qvel = env.physics.read().qvel.clone()
     qvel[2] = 1e6
@@ -178,7 +179,7 @@ def test_the_learner_masks_nonfinite_observations_of_any_env():
 
 def test_a_world_beyond_the_speed_bounds_diverged_even_with_its_observation_in_bounds():
     """The speed check itself (the observation check would also catch a fast base: two lines of defence)."""
-    env = LocomotionEnv(_config().env, QUADRUPED)
+    env = LocomotionEnv(_config().env, FLAT_QUADRUPED)
     b = env.bounds
     qvel = torch.zeros(6, env.model.nv)
     qvel[1, 0] = 0.9 * b.base_lin_vel

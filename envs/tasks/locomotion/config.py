@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import ClassVar, Literal, Optional
+from typing import Any, ClassVar, Literal, Optional
 
 from envs.scenes.options import SceneOptions
 from envs.tasks.locomotion.obs_table import TERM_NAMES
@@ -226,6 +226,10 @@ class LocomotionEnvConfig(MujocoEnvConfig):
     """Old key -> new key of the fields that moved (``rl_core.config_io.moved_key``): the config of a checkpoint
     written before the weights stood apart from the parameters (checkpoint format 2 and older) is read at the new
     place; an override with an old key is one line naming the new one."""
+    ADDED_KEYS: ClassVar[dict[str, Any]] = {"reward_params.air_time_offset": 0.5}
+    """Key -> the value the code used before the field existed (``rl_core.config_io.added_keys``): a config saved
+    before ``air_time_offset`` (checkpoint format 2 and older) paid air time beyond legged_gym's 0.5 s, whatever
+    its task's default is now (``quadruped-flat``: 0.25)."""
 
     collisions: Literal["full", "feet"] = "full"
     """full: torso, thighs, calves and feet collide with the floor; a torso or thigh contact ends the episode and
@@ -316,7 +320,8 @@ class LocomotionEnvConfig(MujocoEnvConfig):
     def scene_options(self, terrain: Terrain | None = None) -> SceneOptions:
         """How the task's scene is built (``envs/scenes/assemble.build``): its collisions and solver settings, with
         ``terrain`` (a generated one, ``envs/terrain/generator.py``) as the floor instead of the plane."""
-        return SceneOptions(self.collisions, self.solver_iterations, self.ls_iterations, terrain)
+        return SceneOptions(self.collisions, self.solver_iterations, self.ls_iterations, terrain,
+                            decimation=self.decimation)
 
     def for_evaluation(self) -> LocomotionEnvConfig:
         """Evaluation: every episode starts at t = 0 and nobody pushes; noise and randomization stay on."""

@@ -170,7 +170,8 @@ class TrackEnvConfig(MujocoEnvConfig):
 
     def scene_options(self) -> SceneOptions:
         """How the task's scene is built (``envs/scenes/assemble.build``): its collisions and solver settings."""
-        return SceneOptions(self.collisions, self.solver_iterations, self.ls_iterations)
+        return SceneOptions(self.collisions, self.solver_iterations, self.ls_iterations,
+                            decimation=self.decimation)
 
     def for_evaluation(self) -> TrackEnvConfig:
         """Evaluation: start frames uniform over the clip (no adaptive sampling), no start noise."""

@@ -14,12 +14,12 @@ import pytest
 
 import play
 from configs.catalog import get_task
+from configs.quadruped import FLAT_QUADRUPED
 from contract import motion
 from contract.errors import UserError
 from envs.motion.keyframes import SQUAT_WAVE, Key, Keyframes, key_table, lowest_point, make_clip, stance_geoms
 from envs.motion.robot import build_tracking, every_joint_trained
 from envs.robots.humanoid import HUMANOID
-from envs.robots.quadruped import QUADRUPED
 from envs.tasks.locomotion import LocomotionEnv
 from rl_core.config_io import dump_yaml
 from rl_core.runner import OnPolicyRunner
@@ -34,7 +34,7 @@ def checkpoint(tmp_path_factory):
                                                          device="cpu"),
                               algorithm=dataclasses.replace(cfg.algorithm, num_mini_batches=2, num_learning_epochs=1))
     (run / "config.yaml").write_text(dump_yaml(cfg))
-    OnPolicyRunner(LocomotionEnv(cfg.env, QUADRUPED), cfg, task="quadruped-flat", run_dir=run, quiet=True).learn()
+    OnPolicyRunner(LocomotionEnv(cfg.env, FLAT_QUADRUPED), cfg, task="quadruped-flat", run_dir=run, quiet=True).learn()
     return run
 
 

@@ -7,7 +7,7 @@ import dataclasses
 import torch
 
 from configs.catalog import get_task
-from envs.robots.quadruped import QUADRUPED
+from configs.quadruped import FLAT_QUADRUPED
 from envs.tasks.locomotion import LocomotionEnv
 from rl_core import checkpoint as ckpt
 from rl_core.runner import OnPolicyRunner
@@ -25,7 +25,7 @@ def small_config():
 
 def runner():
     cfg = small_config()
-    return OnPolicyRunner(LocomotionEnv(cfg.env, QUADRUPED), cfg, task="quadruped-flat", quiet=True)
+    return OnPolicyRunner(LocomotionEnv(cfg.env, FLAT_QUADRUPED), cfg, task="quadruped-flat", quiet=True)
 
 
 def test_k_plus_k_resumed_equals_2k_straight(tmp_path):

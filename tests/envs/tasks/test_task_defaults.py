@@ -3,8 +3,12 @@ line still wins."""
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from pathlib import Path
+
+import pytest
+import torch
 
 import train
 from configs.catalog import get_task
@@ -58,7 +62,25 @@ def test_no_defaults_change_nothing_and_the_humanoid_uses_them():
     h = humanoid_flat()
     assert (h.policy.init_noise_std, h.algorithm.symmetry, h.runner.max_iterations) == (0.5, "augment", 1000)
     assert HUMANOID_DEFAULTS.max_iterations == 1000
-    assert get_task("quadruped-flat").default_config() == flat_config()
+    assert get_task("quadruped-flat-blind").default_config().env.decimation == flat_config().env.decimation
+
+
+def test_cpu_num_envs_only_on_a_cpu():
+    defaults = TaskDefaults(cpu_num_envs=512)
+    assert apply_defaults(flat_config(gpu=False), defaults).env.num_envs == 512
+    assert apply_defaults(flat_config(gpu=True), defaults).env.num_envs == 4096
+
+
+def test_quadruped_flat_runs_its_fast_settings_and_the_other_quadruped_tasks_do_not():
+    spec = get_task("quadruped-flat")
+    cpu, gpu = spec.machine_defaults(False), spec.machine_defaults(True)
+    assert (cpu.env.num_envs, gpu.env.num_envs) == (512, 4096)
+    assert cpu.env.decimation == gpu.env.decimation == 2  # physics steps of 0.01 s: FLAT_QUADRUPED's substeps
+    assert cpu.env.reward_params.air_time_offset == 0.25
+    env = spec.make_env(dataclasses.replace(cpu.env, num_envs=2), torch.device("cpu"))
+    assert env.dt == pytest.approx(0.02) and env.model.opt.timestep == pytest.approx(0.01)
+    blind = get_task("quadruped-flat-blind").machine_defaults(False)
+    assert (blind.env.num_envs, blind.env.decimation, blind.env.reward_params.air_time_offset) == (1024, 4, 0.5)
 
 
 def test_the_biped_walkthrough_of_the_docs_gives_the_built_in_humanoid(tmp_path):
@@ -80,3 +102,13 @@ def test_the_biped_walkthrough_of_the_docs_gives_the_built_in_humanoid(tmp_path)
     task = get_task(f"{path}:flat")
     assert task.default_config() == humanoid_flat()
     task.validate(task.default_config().env)
+
+
+def test_a_quadruped_flat_checkpoint_of_four_substeps_keeps_its_0_005_s_step():
+    """A checkpoint written when quadruped-flat ran 4 x 0.005 s stores env.decimation=4: the task's 0.02 s control
+    step is divided among them again (``assemble.step_for``), not run as 4 x 0.01 s."""
+    spec = get_task("quadruped-flat")
+    old = dataclasses.replace(spec.machine_defaults(False).env, num_envs=2, decimation=4)
+    env = spec.make_env(old, torch.device("cpu"))
+    assert env.model.opt.timestep == pytest.approx(0.005) and env.dt == pytest.approx(0.02)
+    assert env.export_metadata()["sim_dt"] == pytest.approx(0.005)
