@@ -1,6 +1,7 @@
 """Errors that reach the user as one line (train.py / play.py print them and exit with status 2)."""
 
 import argparse
+import os
 import sys
 from collections.abc import Callable
 
@@ -28,7 +29,8 @@ class TrainingFault(UserError):
 
 
 def run_reporting_errors(fn: Callable[[], int], debug: bool) -> int:
-    """Run a command; a UserError becomes one line on stderr and exit status 2 (a traceback only with --debug)."""
+    """Run a command; a UserError becomes one line on stderr and exit status 2 (a traceback only with --debug).
+    Output piped into a reader that stopped early (``train.py --help | head``) ends the command quietly."""
     try:
         return fn()
     except UserError as e:
@@ -36,6 +38,10 @@ def run_reporting_errors(fn: Callable[[], int], debug: bool) -> int:
             raise
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:
+        # Python's advice: point stdout at devnull so the interpreter's final flush does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 class OneLineParser(argparse.ArgumentParser):
