@@ -194,8 +194,9 @@ def test_torso_on_the_ground_terminates_and_is_not_truncation(env, request):
         # A reset of go_like (joints at 0.5 x the default pose: straight legs) starts its feet up to 11 cm inside
         # its soft floor; on Warp one of these 14 resets diverges at its first step (native MuJoCo pushes the
         # feet out). The divergence guard ends that episode as terminated, which this test counts as a wrong one.
-        request.applymarker(pytest.mark.xfail(reason="go_like: a reset deep in its soft floor diverges on Warp",
-                                              strict=True))
+        # Whether one of the 14 diverges depends on the draws (it passed at 94da915 and after): not strict.
+        request.applymarker(pytest.mark.xfail(reason="go_like: a reset deep in its soft floor may diverge on Warp",
+                                              strict=False))
     def upside_down_on_the_ground(qpos: torch.Tensor) -> None:
         qpos[:2, 2] = env.ground.height(qpos[:2, :2]) + 0.06  # on terrain: above the ground at the start
         qpos[:2, 3:7] = torch.tensor([0.0, 1.0, 0.0, 0.0])
