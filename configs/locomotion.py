@@ -7,10 +7,11 @@ Defaults pick the machine's fastest setup. On a GPU: MuJoCo Warp physics (MJX wi
 (legged_gym's batch). On a CPU:
 native MuJoCo, 1024 envs. On two cores the samples/s barely change between 512 and 2048 envs (16k to 19k),
 while a smaller batch gives more PPO updates per sample: 2048 envs need 5.5M samples to the tracking threshold,
-1024 need 3.6M, 512 need 2.6-3.0M but their evaluated fall rate swings between 2% and 8% (README, "Why 1024 envs
-on the CPU"). Reward weights, gains and action scale that depend on a robot's mass and size belong in its
-file: pass ``env=LocomotionEnvConfig(rewards=RewardScales(...))`` and set gains in its RobotSpec; learner
-settings it needs (init noise, symmetry, network sizes) go in ``defaults=TaskDefaults(...)``.
+1024 need 3.6M, 512 need 2.6-3.0M but their evaluated fall rate swings between 2% and 8% (docs/tasks.md, "Why 1024
+envs on the CPU"; ``quadruped-flat`` takes 512 with a cheaper air-time reward: ``configs/quadruped.py``).
+Reward weights, gains and action scale that depend on a robot's mass and size belong in its file: pass
+``env=LocomotionEnvConfig(rewards=RewardScales(...))`` and set gains in its RobotSpec; learner settings it
+needs (init noise, symmetry, network sizes) go in ``defaults=TaskDefaults(...)``.
 """
 
 from __future__ import annotations
