@@ -27,14 +27,15 @@ from envs.robots.spec_source import write_atomic
 
 REVIEWED = Path(__file__).with_name("menagerie_robots")
 """Reviewed spec files by robot name (none shipped yet)."""
-FIX_VERSION = 10
+FIX_VERSION = 11
 """Bumped when the draft or the search changes what they find: older cache entries are searched again (5: held joints
 drafted and kept at the holding rule's kp, ``envs/robots/draft_gains.py`` HOLD; 6: held joints' kd critically damps
 the inertia they carry, HOLD_DAMPING; 7: ``--fix`` gives a group its mirror twins' new values, so a joint whose
 actuator the file lacks ends as its twins do; 8: a file without actuators drafts its legs on mjlab's rule from
 their armature, ``draft_gains.armature_rule``; 9: instead at 1 x their effort limit, kd critically damping the
 armature, ``draft_gains.LEGS_DAMPING``; 10: a quadruped takes a 0.01 s physics step in 2 substeps when the whole
-check passes there, ``envs/robot_check/fix_step.py``)."""
+check passes there, ``envs/robot_check/fix_step.py``; 11: there a servo's overshoot is judged against its overshoot
+at 0.005 s, ``envs/robot_check/advice.overshoot_limits``)."""
 
 
 def cache_dir() -> Path:

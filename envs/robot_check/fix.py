@@ -40,7 +40,6 @@ import mujoco
 
 from envs.robot_check.advice import (
     CONVERGED_SOLVER,
-    OVERSHOOT,
     RISE_TIME,
     STEADY_STATE,
     TARGET_DAMPING,
@@ -49,6 +48,8 @@ from envs.robot_check.advice import (
     file_damping,
     kd_for,
     model_contact,
+    overshoot_limits,
+    overshoots,
     servo_findings,
     sliding,
     splayed,
@@ -56,7 +57,7 @@ from envs.robot_check.advice import (
 )
 from envs.robot_check.band import Band, band, held
 from envs.robot_check.fix_solver import FAST_LADDER, ITERATION_LADDER, search_solver, spec_with_solver
-from envs.robot_check.fix_step import coarser_step
+from envs.robot_check.fix_step import coarser_step, solver_floor
 from envs.robot_check.rollouts import ROLLOUTS, ResetSpread
 from envs.robot_check.servo import StepResponse, step_response
 from envs.robot_check.text import num
@@ -107,8 +108,8 @@ def fix(spec: RobotSpec, spread: ResetSpread, collisions: str = "full", seconds:
     with quiet_mujoco_warnings():
         scene = SceneOptions(collisions)
         out.spec = _gains(spec, scene, seconds, out, fast)
-        out.spec, trial = search_solver(out.spec, scene, spread, seconds, rollouts, out.log, out.changes,
-                                        FAST_LADDER if fast else ITERATION_LADDER)
+        ladder = solver_floor(out.spec, scene, FAST_LADDER if fast else ITERATION_LADDER)
+        out.spec, trial = search_solver(out.spec, scene, spread, seconds, rollouts, out.log, out.changes, ladder)
         robot = build(out.spec, scene)
         out.report = evaluate(robot, spread, seconds, rollouts, own=trial)
         out.spec, out.report = coarser_step(out.spec, scene, spread, seconds, rollouts, out.report, out.log,
@@ -165,11 +166,12 @@ def _adjust(spec: RobotSpec, robot: ResolvedRobot, stand: Standing, steps: list[
     """One round's change (servos first, then contact settings, then kp), or None: nothing to change."""
     opt = robot.model.opt
     euler = opt.integrator == mujoco.mjtIntegrator.mjINT_EULER
-    bad = servo_findings(steps, opt.timestep, euler, Findings())
+    limits = overshoot_limits(robot)
+    bad = servo_findings(steps, opt.timestep, euler, Findings(), limits)
     banded = _into_band(spec, robot, steps, out)
     if banded is not None:
         return banded
-    loose = [s for s in steps if s in bad or s.overshoot > OVERSHOOT]
+    loose = [s for s in steps if s in bad or overshoots(s, limits)]
     if loose:
         return _damp(spec, robot, loose, euler, out)
     if stand.diverged_at is not None:

@@ -23,6 +23,7 @@ from envs.robot_check.advice import (
     divergence_finding,
     file_contact,
     model_contact,
+    overshoot_limits,
     servo_findings,
     standing_findings,
     stands,
@@ -148,7 +149,8 @@ def evaluate(robot: ResolvedRobot, spread: ResetSpread, seconds: float = 4.0, ro
     if own is None:
         own = solver_trial(robot, opt.iterations, opt.ls_iterations, now.cone, rollouts, spread=spread)
     f = Findings()
-    bad = servo_findings(steps, opt.timestep, opt.integrator == mujoco.mjtIntegrator.mjINT_EULER, f)
+    bad = servo_findings(steps, opt.timestep, opt.integrator == mujoco.mjtIntegrator.mjINT_EULER, f,
+                         overshoot_limits(robot))
     standing_findings(robot, stand, steps, bad, (now, file_contact(robot)), f, converged)
     if stand.supported and stands(stand, robot, converged):
         f.notes.append(supported_note(free))

@@ -1,7 +1,8 @@
-"""``check_robot --fix``'s physics step (``envs/robot_check/fix_step.py``): a quadruped whose whole check is OK at
-0.01 s takes that step in 2 substeps (the same control period), one whose check there is not OK keeps its step, a
-biped or a robot not OK at its own step is not tried; the tasks run the spec's substeps as ``env.decimation`` (the
-robot's task defaults and the command line still win) and the check's trials hold actions for them."""
+"""``check_robot --fix``'s physics step (``envs/robot_check/fix_step.py``): a quadruped whose whole check is OK at 0.01
+s takes that step in 2 substeps (the same control period), one whose check there is not OK keeps its step, a biped
+takes it at 10 / 10 solver iterations or more, a robot not OK at its own step is not tried; the tasks run the spec's
+substeps as ``env.decimation`` (the robot's task defaults and the command line still win) and the check's trials hold
+actions for them."""
 
 from __future__ import annotations
 
@@ -58,10 +59,24 @@ def test_the_coarse_step_is_taken_only_when_its_whole_check_is_ok(tmp_path, monk
         assert found is spec and report == {"verdict": "OK", "own": 1} and changes == []
 
 
-def test_a_biped_or_a_robot_not_ok_at_its_own_step_is_not_tried(tmp_path, monkeypatch):
+def test_a_biped_takes_the_coarse_step_at_no_fewer_than_its_solver_iterations(tmp_path, monkeypatch):
     seen = _decided(monkeypatch, "OK")
-    biped = h1(tmp_path)
-    assert fix_step.coarser_step(biped, SceneOptions(), SPREAD, 1.0, 64, {"verdict": "OK"}, [], [])[0] is biped
+    changes: list[str] = []
+    biped = h1(tmp_path, sim=SimOverrides(timestep=0.005, iterations=4, ls_iterations=6))
+    found = fix_step.coarser_step(biped, SceneOptions(), SPREAD, 1.0, 64, {"verdict": "OK"}, [], changes)[0]
+    assert seen == [("trial", 0.01, 10), ("check", 0.01, 2)]
+    assert (found.sim.timestep, found.sim.substeps, found.sim.iterations, found.sim.ls_iterations) == (0.01, 2, 10, 10)
+    assert "solver 10 / 10 iterations instead of 4 / 6 (a biped's fewest there)" in changes[0], changes
+    # a second --fix searches the solver from that floor up (it keeps 10 / 10); a quadruped's ladder is as it was
+    ladder = ((4, 6), (8, 10), (20, 20))
+    assert fix_step.solver_floor(found, SceneOptions(), ladder) == ((10, 10), (20, 20))
+    assert fix_step.solver_floor(biped, SceneOptions(), ladder) == ladder
+    quadruped = anymal_c(tmp_path, sim=SimOverrides(timestep=0.01, substeps=2))
+    assert fix_step.solver_floor(quadruped, SceneOptions(), ladder) == ladder
+
+
+def test_a_robot_not_ok_at_its_own_step_or_already_there_is_not_tried(tmp_path, monkeypatch):
+    seen = _decided(monkeypatch, "OK")
     quadruped = anymal_c(tmp_path)
     assert fix_step.coarser_step(quadruped, SceneOptions(), SPREAD, 1.0, 64, {"verdict": "WARN"}, [], [])[0] \
         is quadruped
