@@ -202,6 +202,11 @@ class RandomizationConfig:
     servos hold the default pose). A delay of d steps is d x control_dt of sensor-to-motor latency (the
     rehearsal's added latency). The observed ``last_actions`` stay the policy's own latest, as on a robot.
     (0, 0): off."""
+    hardware_ramp_steps: int = 0
+    """The robot-hardware randomization (``motor_strength``, ``kp_scale``, ``kd_scale``, ``action_delay``) widens
+    from none to its full ranges over the run's first this many control steps: an env reset after ``s`` steps draws
+    from the ranges scaled by ``min(1, s / hardware_ramp_steps)`` about 1 (the latency: above its low end). The count
+    is saved with the envs' state, so a resume goes on where it was. 0: the full ranges from the first step."""
 
     def __post_init__(self) -> None:
         check_types(self, "env.randomization.")
@@ -214,6 +219,8 @@ class RandomizationConfig:
         require(self.action_delay[0] >= 0, "env.randomization.action_delay", list(self.action_delay),
                 "a pair [low, high] of control steps, 0 <= low <= high")
         require(self.push_interval_s >= 0, "env.randomization.push_interval_s", self.push_interval_s, "a number >= 0")
+        require(self.hardware_ramp_steps >= 0, "env.randomization.hardware_ramp_steps", self.hardware_ramp_steps,
+                "an integer >= 0 (control steps; 0: no ramp)")
 
 
 @dataclass(frozen=True)
@@ -226,10 +233,12 @@ class LocomotionEnvConfig(MujocoEnvConfig):
     """Old key -> new key of the fields that moved (``rl_core.config_io.moved_key``): the config of a checkpoint
     written before the weights stood apart from the parameters (checkpoint format 2 and older) is read at the new
     place; an override with an old key is one line naming the new one."""
-    ADDED_KEYS: ClassVar[dict[str, Any]] = {"reward_params.air_time_offset": 0.5}
+    ADDED_KEYS: ClassVar[dict[str, Any]] = {"reward_params.air_time_offset": 0.5,
+                                            "randomization.hardware_ramp_steps": 0}
     """Key -> the value the code used before the field existed (``rl_core.config_io.added_keys``): a config saved
     before ``air_time_offset`` (checkpoint format 2 and older) paid air time beyond legged_gym's 0.5 s, whatever
-    its task's default is now (``quadruped-flat``: 0.25)."""
+    its task's default is now (``quadruped-flat``: 0.25); one saved before ``hardware_ramp_steps`` drew the full
+    hardware ranges from the first step (a ``:deploy`` task's default is now ``DEPLOY_RAMP_STEPS``)."""
 
     collisions: Literal["full", "feet"] = "full"
     """full: torso, thighs, calves and feet collide with the floor; a torso or thigh contact ends the episode and

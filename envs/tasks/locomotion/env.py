@@ -147,7 +147,7 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
         reports = Reports(state, ground, cfg.success_distance, rb.foot_names, self.side_feet,
                           self.terrain is not None, self.amp)
         events = Events(reset=resets.reset, after_step=measure.after_step, start_all=ground.draw_levels,
-                        before_reset=resets.push, episode_end=resets.update_levels,
+                        before_reset=resets.before_reset, episode_end=resets.update_levels,
                         after_observation=observe.keep_history if self.history.frames > 1 else None)
         return TaskParts(view=measure.view, measure=measure.measure, reward_context=measure.reward_context,
                          too_fast=self.judge.too_fast,
@@ -313,11 +313,13 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
         return export.metadata(self.cfg, self.robot, self.obs, self.dt, self.terrain)
 
     def _extra_state(self) -> dict[str, torch.Tensor]:
-        return {"terrain_levels": self.ground.levels.cpu()}
+        return {"terrain_levels": self.ground.levels.cpu(), "hardware_ramp_steps": self.randomizer.steps.cpu()}
 
     def _load_extra_state(self, task: dict[str, torch.Tensor]) -> None:
         if "terrain_levels" in task:
             self.ground.levels.copy_(task["terrain_levels"])
+        if "hardware_ramp_steps" in task:
+            self.randomizer.steps.copy_(task["hardware_ramp_steps"])
 
 
 def reward_weights(cfg: LocomotionEnvConfig) -> dict[str, float]:

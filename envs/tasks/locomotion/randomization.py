@@ -5,7 +5,10 @@ the default pose times a random factor, small random base velocities) and draws 
 mass and gain factor, and where the config asks for them its motor strength (stiffness, damping and torque limit
 together), separate stiffness and damping factors and its action delay (``latency.py``); a push overwrites the
 base's horizontal velocity. Fixed shapes: every draw is made for all envs and applied to the masked ones. A
-randomization that is off draws nothing, so a task's random stream stays what it was without it.
+randomization that is off draws nothing, so a task's random stream stays what it was without it. With
+``hardware_ramp_steps`` the robot-hardware ranges (motor strength, stiffness and damping factors, latency) widen
+from none to their full size over the run's first steps, counted on the device (no host sync; a CUDA graph replays
+the count).
 """
 
 from __future__ import annotations
@@ -52,6 +55,25 @@ class Randomizer:
         self.qpos0 = torch.tensor(model.qpos0, device=device, dtype=torch.float32)
         self.defaults = {name: torch.tensor(getattr(model, name), device=device, dtype=torch.float32)
                          for name in fields_of(cfg)}
+        self.steps = torch.zeros((), dtype=torch.long, device=device)
+        """Control steps of the run so far (counted only with ``hardware_ramp_steps``; saved with the envs)."""
+
+    def advance(self) -> None:
+        """One control step of the batch (the hardware ramp's count)."""
+        if self.cfg.hardware_ramp_steps:
+            self.steps.add_(1)
+
+    def _share(self) -> torch.Tensor | None:
+        """How much of the hardware ranges applies now (0 to 1), or None without a ramp (the full ranges)."""
+        ramp = self.cfg.hardware_ramp_steps
+        return (self.steps.float() / ramp).clamp(max=1.0) if ramp else None
+
+    def _factor(self, n: int, rng: tuple[float, float], share: torch.Tensor | None) -> torch.Tensor:
+        """``[n, 1]`` factors uniform in ``rng``, its ends moved toward 1 by the ramp's ``share``."""
+        if share is None:
+            return self.uniform((n, 1), *rng)
+        low, high = 1.0 + share * (rng[0] - 1.0), 1.0 + share * (rng[1] - 1.0)
+        return low + self.uniform((n, 1), 0.0, 1.0) * (high - low)
 
     def reset(self, physics: Physics, ground: Ground, state: LocomotionState, mask: torch.Tensor) -> None:
         """Restart the masked envs at a randomized start and draw their model parameters."""
@@ -96,20 +118,23 @@ class Randomizer:
         physics.set_model_fields(mask, fields)
         if rnd.action_delay != (0, 0):
             low, high = rnd.action_delay
-            delay = u((N,), low, high + 1).floor().long().clamp(low, high)
+            share = self._share()
+            drawn = (u((N,), low, high + 1) if share is None
+                     else low + u((N,), 0.0, 1.0) * (share * (high - low) + 1))  # the ramp: above ``low``
+            delay = drawn.floor().long().clamp(low, high)
             state.action_delay = torch.where(mask, delay, state.action_delay)
 
     def _servo_factors(self, n: int, gain: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
         """Per env ``[n, 1]``: the factor on every servo's stiffness and on its damping (``gain_scale`` times the
         motor strength and the separate kp / kd factors, each drawn only when on), and the motor strength (None:
         off)."""
-        rnd, u = self.cfg, self.uniform
-        strength = u((n, 1), *rnd.motor_strength) if rnd.motor_strength != OFF else None
+        rnd, share = self.cfg, self._share()
+        strength = self._factor(n, rnd.motor_strength, share) if rnd.motor_strength != OFF else None
         kp = kd = gain if strength is None else gain * strength
         if rnd.kp_scale != OFF:
-            kp = kp * u((n, 1), *rnd.kp_scale)
+            kp = kp * self._factor(n, rnd.kp_scale, share)
         if rnd.kd_scale != OFF:
-            kd = kd * u((n, 1), *rnd.kd_scale)
+            kd = kd * self._factor(n, rnd.kd_scale, share)
         return kp, kd, strength
 
     def push(self, physics: Physics, qvel: torch.Tensor, mask: torch.Tensor) -> None:

@@ -35,6 +35,11 @@ class Resets:
         """New commands for the envs that go on."""
         self.commands.sample(self.state, mask)
 
+    def before_reset(self, q: Measured, done: torch.Tensor) -> None:
+        """Each control step before the resets: the hardware ramp's count, then the pushes."""
+        self.randomizer.advance()
+        self.push(q, done)
+
     def push(self, q: Measured, done: torch.Tensor) -> None:
         """Every ``push_steps`` a random push of the envs that go on (takes effect during the next step)."""
         if not self.push_steps:
