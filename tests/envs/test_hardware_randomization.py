@@ -126,6 +126,7 @@ def test_the_ramp_counts_control_steps_on_the_device_and_a_resume_goes_on_from_t
         env.step(torch.zeros(N, 12))
     assert int(env.randomizer.steps) == 7
     saved = env.state_dict()
+    env.step(torch.zeros(N, 12))  # the saved count is a copy, not the live tensor
     again = _env(motor_strength=(0.8, 1.2), hardware_ramp_steps=100)
     again.load_state_dict(saved)
     assert int(again.randomizer.steps) == 7
