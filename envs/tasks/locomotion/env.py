@@ -313,7 +313,8 @@ class LocomotionEnv(MujocoTask[LocomotionState]):
         return export.metadata(self.cfg, self.robot, self.obs, self.dt, self.terrain)
 
     def _extra_state(self) -> dict[str, torch.Tensor]:
-        return {"terrain_levels": self.ground.levels.cpu(), "hardware_ramp_steps": self.randomizer.steps.cpu().clone()}
+        return {"terrain_levels": self.ground.levels.cpu().clone(),
+                "hardware_ramp_steps": self.randomizer.steps.cpu().clone()}
 
     def _load_extra_state(self, task: dict[str, torch.Tensor]) -> None:
         if "terrain_levels" in task:
