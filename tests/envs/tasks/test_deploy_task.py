@@ -17,6 +17,7 @@ import pytest
 
 import configs.menagerie as menagerie_config
 from configs.catalog import get_task
+from configs.drafted import BIPED_DEPLOY_ITERATIONS, BIPED_ITERATIONS
 from configs.locomotion import DEPLOY_GAINS, HARDWARE
 from contract.errors import UserError
 from envs.robot_check.verdict import robot_of
@@ -75,6 +76,9 @@ def test_the_deploy_task_of_a_go2_and_a_g1_by_name(served):
         assert (env.rewards.feet_air_time_biped > 0) == biped and (env.min_base_height > 0) == biped
         assert env.randomization.push_vel_xy == (0.5 if biped else 1.0)
         assert env.rewards == flat_env.rewards and env.commands == flat_env.commands
+        # a biped's deploy task trains longer than its flat task (configs/drafted.py); a quadruped's the same
+        iterations = task.default_config().runner.max_iterations, get_task(flat).default_config().runner.max_iterations
+        assert iterations == ((BIPED_DEPLOY_ITERATIONS, BIPED_ITERATIONS) if biped else (iterations[1], iterations[1]))
 
 
 def test_a_robot_file_without_a_deploy_task_and_the_errors(served, tmp_path):
